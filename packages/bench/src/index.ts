@@ -1,0 +1,159 @@
+/**
+ * @parley/bench — one table format and one JSON shape for every Parley benchmark.
+ *
+ * @example
+ * ```ts
+ * import { Bench, measureOps } from '@parley/bench';
+ * const bench = new Bench('crdt');
+ * const ours = measureOps(() => map.set(k, v), 100_000);
+ * const yjs = measureOps(() => ymap.set(k, v), 100_000);
+ * bench.add({ name: 'set', unit: 'ops/s', value: ours, anchor: 'yjs Y.Map', anchorValue: yjs });
+ * await bench.finish(); // prints the table; honours `--json FILE`
+ * ```
+ */
+import { writeFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
+
+export interface BenchResult {
+  name: string;
+  unit: string;
+  value: number;
+  /** What the same workload was measured on in the same run, or null when there is none. */
+  anchor: string | null;
+  anchorValue: number | null;
+  /** value / anchorValue, or null without an anchor. */
+  ratio: number | null;
+}
+
+export interface BenchRow {
+  name: string;
+  unit: string;
+  value: number;
+  anchor?: string;
+  anchorValue?: number;
+}
+
+export function toResult(row: BenchRow): BenchResult {
+  const anchorValue = row.anchorValue ?? null;
+  return {
+    name: row.name,
+    unit: row.unit,
+    value: row.value,
+    anchor: row.anchor ?? null,
+    anchorValue,
+    ratio: anchorValue === null || anchorValue === 0 ? null : row.value / anchorValue,
+  };
+}
+
+function fmt(n: number | null): string {
+  if (n === null) return '—';
+  if (!Number.isFinite(n)) return String(n);
+  const abs = Math.abs(n);
+  if (abs >= 1000) return Math.round(n).toLocaleString('en-US');
+  if (abs >= 10) return n.toFixed(1);
+  return n.toFixed(3);
+}
+
+/** Renders results as an aligned plain-text table. */
+export function formatTable(title: string, results: readonly BenchResult[]): string {
+  const header = ['benchmark', 'unit', 'parley', 'anchor', 'anchor value', 'ratio'];
+  const rows = results.map((r) => [
+    r.name,
+    r.unit,
+    fmt(r.value),
+    r.anchor ?? '—',
+    fmt(r.anchorValue),
+    r.ratio === null ? '—' : `${r.ratio.toFixed(2)}×`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i >= 2 && i !== 3 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ');
+  return [title, line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/** Parses `--json FILE` (or `--json=FILE`) from argv. */
+export function jsonPathFromArgs(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--json') return argv[i + 1];
+    if (arg?.startsWith('--json=')) return arg.slice('--json='.length);
+  }
+  return undefined;
+}
+
+export class Bench {
+  readonly results: BenchResult[] = [];
+  constructor(
+    readonly title: string,
+    private readonly argv: readonly string[] = process.argv.slice(2),
+  ) {}
+
+  add(row: BenchRow): BenchResult {
+    const result = toResult(row);
+    this.results.push(result);
+    process.stderr.write(`  ${result.name}: ${fmt(result.value)} ${result.unit}\n`);
+    return result;
+  }
+
+  async finish(): Promise<void> {
+    process.stdout.write(`${formatTable(this.title, this.results)}\n`);
+    const path = jsonPathFromArgs(this.argv);
+    if (path) {
+      await writeFile(path, `${JSON.stringify(this.results, null, 2)}\n`);
+      process.stdout.write(`wrote ${path}\n`);
+    }
+  }
+}
+
+/**
+ * Runs `op` `iterations` times after a warm-up of a tenth as many and returns
+ * operations per second. `op` receives the iteration number.
+ */
+export function measureOps(op: (i: number) => void, iterations: number): number {
+  const warm = Math.max(1, Math.floor(iterations / 10));
+  for (let i = 0; i < warm; i++) op(i);
+  const start = performance.now();
+  for (let i = 0; i < iterations; i++) op(warm + i);
+  const elapsedMs = performance.now() - start;
+  return (iterations / elapsedMs) * 1000;
+}
+
+export async function measureOpsAsync(op: (i: number) => Promise<void>, iterations: number): Promise<number> {
+  const warm = Math.max(1, Math.floor(iterations / 10));
+  for (let i = 0; i < warm; i++) await op(i);
+  const start = performance.now();
+  for (let i = 0; i < iterations; i++) await op(warm + i);
+  const elapsedMs = performance.now() - start;
+  return (iterations / elapsedMs) * 1000;
+}
+
+/** Wall time of one call in milliseconds. */
+export function timeMs(fn: () => void): number {
+  const start = performance.now();
+  fn();
+  return performance.now() - start;
+}
+
+export async function timeMsAsync(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+/** The q-quantile (0..1) of a sample, by nearest rank. */
+export function quantile(sample: readonly number[], q: number): number {
+  if (sample.length === 0) return Number.NaN;
+  const sorted = [...sample].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[rank] as number;
+}
+
+/** Heap bytes in use after a full collection when `--expose-gc` is on. */
+export function heapUsedBytes(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) {
+    gc();
+    gc();
+  }
+  return process.memoryUsage().heapUsed;
+}

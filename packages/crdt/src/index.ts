@@ -1,0 +1,2 @@
+/** @parley/crdt — under construction in this session. */
+export {};

@@ -1,0 +1,227 @@
+/**
+ * Typed errors shared by every Parley package.
+ *
+ * Each condition is one class with a stable `code` (never reworded once shipped)
+ * and the HTTP status the server maps it to. The table below is the single
+ * source of truth for code → status; the HTTP layer and the CLI read it.
+ */
+
+export const ERROR_STATUS = {
+  key_not_found: 404,
+  key_already_exists: 409,
+  version_mismatch: 409,
+  lock_held: 409,
+  lease_lost: 409,
+  fence_stale: 409,
+  namespace_full: 409,
+  value_too_large: 413,
+  invalid_argument: 400,
+  decode_error: 400,
+  clock_drift: 400,
+  unauthorized: 401,
+  not_leader: 503,
+  unavailable: 503,
+  timeout: 504,
+  compacted: 500,
+  log_unavailable: 500,
+  storage_corrupt: 500,
+  closed: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** Codes a client may retry as is (possibly against the hinted leader). */
+export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'not_leader',
+  'unavailable',
+  'timeout',
+  'closed',
+]);
+
+export class ParleyError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.code = code;
+    this.details = details;
+    this.name = new.target.name;
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+
+  get retryable(): boolean {
+    return RETRYABLE_CODES.has(this.code);
+  }
+
+  toJSON(): { code: ErrorCode; message: string; details: Record<string, unknown> } {
+    return { code: this.code, message: this.message, details: { ...this.details } };
+  }
+}
+
+export class KeyNotFoundError extends ParleyError {
+  constructor(namespace: string, key: string) {
+    super('key_not_found', `key '${key}' not found in namespace '${namespace}'`, {
+      namespace,
+      key,
+    });
+  }
+}
+
+export class KeyAlreadyExistsError extends ParleyError {
+  constructor(namespace: string, key: string) {
+    super('key_already_exists', `key '${key}' already exists in namespace '${namespace}'`, {
+      namespace,
+      key,
+    });
+  }
+}
+
+export class VersionMismatchError extends ParleyError {
+  constructor(key: string, expected: string, actual: string | undefined) {
+    super('version_mismatch', `version mismatch on '${key}': expected ${expected}, actual ${actual ?? 'none'}`, {
+      key,
+      expected,
+      actual: actual ?? null,
+    });
+  }
+}
+
+export class LockHeldError extends ParleyError {
+  constructor(lock: string, owner: string, expiresAt: number) {
+    super('lock_held', `lock '${lock}' is held by '${owner}'`, { lock, owner, expiresAt });
+  }
+}
+
+export class LeaseLostError extends ParleyError {
+  constructor(key: string, epoch: number, currentEpoch: number | undefined) {
+    super('lease_lost', `lease on '${key}' at epoch ${epoch} is no longer held`, {
+      key,
+      epoch,
+      currentEpoch: currentEpoch ?? null,
+    });
+  }
+}
+
+export class FenceStaleError extends ParleyError {
+  constructor(lock: string, fence: number, current: number) {
+    super('fence_stale', `fence ${fence} on '${lock}' is stale: ${current} was granted since`, {
+      lock,
+      fence,
+      current,
+    });
+  }
+}
+
+export class ValueTooLargeError extends ParleyError {
+  constructor(sizeBytes: number, limitBytes: number) {
+    super('value_too_large', `value of ${sizeBytes} bytes exceeds the ${limitBytes}-byte limit`, {
+      sizeBytes,
+      limitBytes,
+    });
+  }
+}
+
+export class NamespaceFullError extends ParleyError {
+  constructor(namespace: string, limitKeys: number) {
+    super('namespace_full', `namespace '${namespace}' already holds ${limitKeys} live keys`, {
+      namespace,
+      limitKeys,
+    });
+  }
+}
+
+export class InvalidArgumentError extends ParleyError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('invalid_argument', message, details);
+  }
+}
+
+/** Untrusted bytes that do not decode. Decoders throw nothing else. */
+export class DecodeError extends ParleyError {
+  constructor(message: string, offset?: number) {
+    super('decode_error', offset === undefined ? message : `${message} at byte ${offset}`, {
+      offset: offset ?? null,
+    });
+  }
+}
+
+/** A remote clock reading further ahead than the configured drift bound. */
+export class ClockDriftError extends ParleyError {
+  constructor(remoteMs: number, localMs: number, maxDriftMs: number) {
+    super('clock_drift', `remote timestamp ${remoteMs} is ${remoteMs - localMs} ms ahead (bound ${maxDriftMs} ms)`, {
+      remoteMs,
+      localMs,
+      maxDriftMs,
+    });
+  }
+}
+
+export class UnauthorizedError extends ParleyError {
+  constructor(message = 'unauthorized') {
+    super('unauthorized', message);
+  }
+}
+
+export class NotLeaderError extends ParleyError {
+  readonly leaderHint: string | undefined;
+  constructor(leaderHint?: string) {
+    super('not_leader', leaderHint ? `not the leader; try ${leaderHint}` : 'not the leader', {
+      leaderHint: leaderHint ?? null,
+    });
+    this.leaderHint = leaderHint;
+  }
+}
+
+export class UnavailableError extends ParleyError {
+  constructor(message = 'unavailable', details: Record<string, unknown> = {}) {
+    super('unavailable', message, details);
+  }
+}
+
+export class TimeoutError extends ParleyError {
+  constructor(message = 'timed out', details: Record<string, unknown> = {}) {
+    super('timeout', message, details);
+  }
+}
+
+/** Raft storage: the requested index precedes the first retained entry. */
+export class CompactedError extends ParleyError {
+  constructor(index: number, firstIndex: number) {
+    super('compacted', `log index ${index} is compacted (first index ${firstIndex})`, {
+      index,
+      firstIndex,
+    });
+  }
+}
+
+/** Raft storage: the requested index is past the last entry. */
+export class LogUnavailableError extends ParleyError {
+  constructor(index: number, lastIndex: number) {
+    super('log_unavailable', `log index ${index} is not available (last index ${lastIndex})`, {
+      index,
+      lastIndex,
+    });
+  }
+}
+
+/** A stored record failed its checksum or does not decode. */
+export class StorageCorruptError extends ParleyError {
+  constructor(store: string, message: string) {
+    super('storage_corrupt', `store '${store}' is corrupt: ${message}`, { store });
+  }
+}
+
+/** The component was stopped or closed. */
+export class ClosedError extends ParleyError {
+  constructor(what: string) {
+    super('closed', `${what} is closed`);
+  }
+}
+
+export function isParleyError(err: unknown, code?: ErrorCode): err is ParleyError {
+  return err instanceof ParleyError && (code === undefined || err.code === code);
+}

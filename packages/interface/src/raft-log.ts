@@ -1,0 +1,80 @@
+import type { PeerId } from './transport.js';
+
+/**
+ * The Raft log storage contract, in etcd-raft's shape: reads are synchronous
+ * and served from memory (an implementation loads its log on open), writes are
+ * durable before their promise resolves.
+ */
+
+export type EntryType = 'normal' | 'conf';
+
+export interface RaftEntry {
+  term: number;
+  index: number;
+  type: EntryType;
+  data: Uint8Array;
+}
+
+/** Persistent Raft state. `vote` is '' when this node has not voted in `term`. */
+export interface HardState {
+  term: number;
+  vote: PeerId;
+  commit: number;
+}
+
+export interface ConfState {
+  voters: PeerId[];
+  learners: PeerId[];
+}
+
+export interface SnapshotMeta {
+  index: number;
+  term: number;
+  confState: ConfState;
+}
+
+export interface RaftSnapshot {
+  meta: SnapshotMeta;
+  data: Uint8Array;
+}
+
+export const EMPTY_HARD_STATE: HardState = Object.freeze({ term: 0, vote: '', commit: 0 });
+
+export const EMPTY_SNAPSHOT: RaftSnapshot = Object.freeze({
+  meta: Object.freeze({ index: 0, term: 0, confState: Object.freeze({ voters: [], learners: [] }) }),
+  data: new Uint8Array(0),
+}) as RaftSnapshot;
+
+/** What the Raft core reads. Errors: CompactedError, LogUnavailableError. */
+export interface RaftLogReader {
+  initialState(): { hardState: HardState; confState: ConfState };
+  /**
+   * Entries in [lo, hi). Stops before the total encoded size exceeds `maxBytes`
+   * but always returns at least one entry when lo < hi.
+   */
+  entries(lo: number, hi: number, maxBytes?: number): RaftEntry[];
+  /** Term of the entry at `index`; valid for firstIndex()-1 ..= lastIndex(). */
+  term(index: number): number;
+  /** Index of the first entry still in the log (snapshot index + 1). */
+  firstIndex(): number;
+  lastIndex(): number;
+  snapshot(): RaftSnapshot;
+}
+
+export interface RaftLogUpdate {
+  hardState?: HardState;
+  /** Appended after truncating any existing suffix from `entries[0].index` on. */
+  entries?: readonly RaftEntry[];
+  /** Replaces the log up to and including `snapshot.meta.index`. */
+  snapshot?: RaftSnapshot;
+}
+
+export interface RaftLogStorage extends RaftLogReader {
+  /** Applies snapshot, then entries, then hard state, as one atomic, durable batch. */
+  save(update: RaftLogUpdate): Promise<void>;
+  /** Records an application snapshot at `index` (≤ last index); does not compact. */
+  createSnapshot(index: number, confState: ConfState, data: Uint8Array): Promise<RaftSnapshot>;
+  /** Discards entries up to and including `index` (≤ the snapshot index). */
+  compact(index: number): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,62 @@
+import type { TypedEvents, Unsubscribe } from './events.js';
+
+/** A peer's identity as a string (a libp2p peer id in production). */
+export type PeerId = string;
+
+export interface RequestOptions {
+  /** Reject with `timeout` after this long. Default: the transport's `defaultTimeoutMs`. */
+  timeoutMs?: number;
+}
+
+/**
+ * Answers one request. Throwing a ParleyError makes the caller's `request()`
+ * reject with a ParleyError of the same code and message; any other throw
+ * reaches the caller as `unavailable`.
+ */
+export type RequestHandler = (from: PeerId, request: Uint8Array) => Promise<Uint8Array> | Uint8Array;
+
+/** Receives one gossip message. It must not throw; errors are logged and dropped. */
+export type GossipHandler = (from: PeerId, message: Uint8Array) => void;
+
+export interface TransportEvents extends Record<string, unknown> {
+  'peer:connect': PeerId;
+  'peer:disconnect': PeerId;
+}
+
+export interface TransportLimits {
+  /** Largest request, response or gossip payload accepted or sent. */
+  maxMessageBytes: number;
+  /** Requests outstanding towards one peer before `request()` rejects with `unavailable`. */
+  maxInFlightPerPeer: number;
+  defaultTimeoutMs: number;
+}
+
+export const DEFAULT_TRANSPORT_LIMITS: TransportLimits = {
+  maxMessageBytes: 4 * 1024 * 1024,
+  maxInFlightPerPeer: 256,
+  defaultTimeoutMs: 5_000,
+};
+
+/**
+ * The network seam. Implementations: libp2p (TCP), in-memory, simulated.
+ * Every implementation passes the same compliance suite.
+ *
+ * Errors: `request()` rejects with `timeout`, `unavailable` (peer unknown,
+ * unreachable, disconnected mid-request, or in-flight window full),
+ * `value_too_large` (payload over `maxMessageBytes`), `closed` (stopped), or
+ * the handler's own ParleyError code.
+ */
+export interface Transport extends TypedEvents<TransportEvents> {
+  readonly peerId: PeerId;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Registers the handler for a request/response protocol, replacing any earlier one. */
+  handle(protocol: string, handler: RequestHandler): void;
+  unhandle(protocol: string): void;
+  request(peer: PeerId, protocol: string, payload: Uint8Array, options?: RequestOptions): Promise<Uint8Array>;
+  subscribe(topic: string, handler: GossipHandler): Unsubscribe;
+  /** Best effort. Publishing with no subscribed peer is not an error (anti-entropy repairs it). */
+  publish(topic: string, payload: Uint8Array): Promise<void>;
+  /** Peers with a live connection now. */
+  peers(): PeerId[];
+}

@@ -1,0 +1,2 @@
+/** @parley/net — transport implementations. */
+import './polyfill.js';

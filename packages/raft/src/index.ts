@@ -1,0 +1,2 @@
+/** @parley/raft — under construction in this session. */
+export {};

@@ -1,0 +1,2 @@
+/** @parley/sim — under construction in this session. */
+export {};

@@ -1,0 +1,2 @@
+/** @parley/storage — under construction in this session. */
+export {};
