@@ -1,0 +1,2 @@
+/** @parley/coord — under construction in this session. */
+export {};
