@@ -1,0 +1,714 @@
+/**
+ * The production Transport: libp2p over TCP with a private-network PSK,
+ * noise encryption, yamux multiplexing, identify, ping and gossipsub.
+ *
+ * Requests travel on ONE long-lived stream per (peer, application protocol),
+ * opened on first use and multiplexed by request id (see frame.ts). Opening a
+ * stream costs about a millisecond on loopback; a frame on an open stream
+ * costs a tenth of that, which is why streams are kept.
+ */
+import './polyfill.js';
+import { noise } from '@chainsafe/libp2p-noise';
+import { yamux } from '@chainsafe/libp2p-yamux';
+import { privateKeyFromProtobuf } from '@libp2p/crypto/keys';
+import { type GossipSub, gossipsub } from '@libp2p/gossipsub';
+import { identify } from '@libp2p/identify';
+import type { Connection, Libp2p, PeerId as Libp2pPeerId, PrivateKey, Stream } from '@libp2p/interface';
+import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id';
+import { ping } from '@libp2p/ping';
+import { preSharedKey } from '@libp2p/pnet';
+import { tcp } from '@libp2p/tcp';
+import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
+import {
+  ClosedError,
+  DEFAULT_TRANSPORT_LIMITS,
+  DecodeError,
+  Emitter,
+  type GossipHandler,
+  InvalidArgumentError,
+  isParleyError,
+  ParleyError,
+  type PeerId,
+  type RequestHandler,
+  type RequestOptions,
+  TimeoutError,
+  type Transport,
+  type TransportEvents,
+  type TransportLimits,
+  UnavailableError,
+  type Unsubscribe,
+  ValueTooLargeError,
+} from '@parley/interface';
+import { createLibp2p, type Libp2pOptions } from 'libp2p';
+import {
+  decodeFrameBody,
+  decodeGossip,
+  encodeFrame,
+  encodeGossip,
+  errorFromFrame,
+  FrameReader,
+  type Frame,
+  GOSSIP_ID_BYTES,
+  gossipOverheadBytes,
+  MAX_PROTOCOL_BYTES,
+  maxFrameBodyBytes,
+  WIRE_VERSION,
+} from './frame.js';
+import { validatePsk } from './keys.js';
+import { describeError, type NetLogger, stderrLogger } from './logger.js';
+
+/** The libp2p protocol id of Parley's request/response streams. */
+export const RPC_PROTOCOL = '/parley/rpc/1.0.0';
+
+export interface Libp2pLimits extends TransportLimits {
+  /** Request streams one peer may hold open towards this node (one per application protocol in use). */
+  maxStreamsPerPeer: number;
+  /** Unsent bytes queued on one stream before it is reset (the peer is not reading). */
+  maxWriteBufferBytes: number;
+  /** A new stream must name its protocol within this time. */
+  helloTimeoutMs: number;
+  /** How often unconnected bootstrap peers are dialled again. */
+  redialIntervalMs: number;
+  /** Bound on one dial attempt. */
+  dialTimeoutMs: number;
+  /** Liveness pings on every connection; a failed ping closes it. */
+  pingIntervalMs: number;
+  maxConnections: number;
+}
+
+export const DEFAULT_LIBP2P_LIMITS: Libp2pLimits = {
+  ...DEFAULT_TRANSPORT_LIMITS,
+  maxStreamsPerPeer: 64,
+  maxWriteBufferBytes: 16 * 1024 * 1024,
+  helloTimeoutMs: 5_000,
+  redialIntervalMs: 1_000,
+  dialTimeoutMs: 5_000,
+  pingIntervalMs: 5_000,
+  maxConnections: 256,
+};
+
+export interface Libp2pTransportOptions {
+  /** Multiaddrs to listen on, e.g. `/ip4/127.0.0.1/tcp/0`. */
+  listen: string[];
+  /** Multiaddrs of peers to connect to and keep reconnecting to (with or without `/p2p/<id>`). */
+  bootstrap?: string[];
+  /** The node's identity (a libp2p key or its protobuf bytes); a fresh Ed25519 key when absent. */
+  privateKey?: PrivateKey | Uint8Array;
+  /**
+   * The cluster's pre-shared key (libp2p swarm-key format, see `generatePsk`).
+   * Without it and without `allowPeers`, creation fails unless `openCluster` is set.
+   */
+  psk?: Uint8Array;
+  /** When set, only these peer ids may connect, in either direction. */
+  allowPeers?: PeerId[];
+  /** Explicitly run without PSK and allow-list (anyone who can reach the port may join). */
+  openCluster?: boolean;
+  limits?: Partial<Libp2pLimits>;
+  /** Local-network discovery; needs the optional `@libp2p/mdns` package. Off by default. */
+  mdns?: boolean;
+  logger?: NetLogger;
+}
+
+interface PendingRequest {
+  peer: PeerId;
+  resolve(value: Uint8Array): void;
+  reject(err: ParleyError): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+type Services = { pubsub: GossipSub; identify: unknown; ping: unknown };
+
+const textEncoder = new TextEncoder();
+
+function chunkBytes(data: Uint8Array | { subarray(): Uint8Array }): Uint8Array {
+  return data instanceof Uint8Array ? data : data.subarray();
+}
+
+/** Creates a libp2p transport. Call `start()` to listen and dial the bootstrap list. */
+export async function createLibp2pTransport(options: Libp2pTransportOptions): Promise<Libp2pTransport> {
+  let privateKey: PrivateKey | undefined;
+  if (options.privateKey instanceof Uint8Array) privateKey = privateKeyFromProtobuf(options.privateKey);
+  else if (options.privateKey) privateKey = options.privateKey;
+  else privateKey = await (await import('./keys.js')).generatePrivateKey();
+  return new Libp2pTransport(options, privateKey);
+}
+
+/** One long-lived outbound stream to a peer for one application protocol. */
+class OutboundChannel {
+  stream: Stream | undefined;
+  opening: Promise<Stream> | undefined;
+  readonly pending = new Set<number>();
+
+  constructor(
+    readonly peer: PeerId,
+    readonly protocol: string,
+  ) {}
+}
+
+export class Libp2pTransport implements Transport {
+  readonly peerId: PeerId;
+  readonly limits: Libp2pLimits;
+  private readonly events: Emitter<TransportEvents>;
+  private readonly log: NetLogger;
+  private node: Libp2p<Services> | undefined;
+  private state: 'new' | 'starting' | 'started' | 'stopped' = 'new';
+  private readonly handlers = new Map<string, RequestHandler>();
+  private readonly gossipHandlers = new Map<string, Set<GossipHandler>>();
+  private readonly pending = new Map<number, PendingRequest>();
+  private readonly inFlight = new Map<PeerId, number>();
+  private readonly channels = new Map<string, OutboundChannel>();
+  private readonly inboundStreams = new Set<Stream>();
+  private nextRequestId = 1;
+  private readonly maxBodyBytes: number;
+  private readonly gossipIdPrefix = crypto.getRandomValues(new Uint8Array(8));
+  private gossipCounter = 0n;
+  private redialTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly bootstrap: Multiaddr[];
+  private readonly dialing = new Set<string>();
+  private readonly allowPeers: Set<PeerId> | undefined;
+
+  constructor(
+    private readonly options: Libp2pTransportOptions,
+    private readonly privateKey: PrivateKey,
+  ) {
+    this.limits = { ...DEFAULT_LIBP2P_LIMITS, ...options.limits };
+    this.log = options.logger ?? stderrLogger;
+    this.events = new Emitter((err) => this.log.warn('event listener threw', { error: describeError(err) }));
+    this.peerId = peerIdFromPrivateKey(privateKey).toString();
+    this.maxBodyBytes = maxFrameBodyBytes(this.limits.maxMessageBytes);
+    if (options.psk) validatePsk(options.psk);
+    if (!options.psk && !options.allowPeers && !options.openCluster) {
+      throw new InvalidArgumentError(
+        'a Parley cluster is closed by default: pass `psk` and/or `allowPeers`, or set `openCluster: true`',
+      );
+    }
+    this.allowPeers = options.allowPeers ? new Set(options.allowPeers) : undefined;
+    try {
+      this.bootstrap = (options.bootstrap ?? []).map((addr) => multiaddr(addr));
+    } catch (err) {
+      throw new InvalidArgumentError(`bad bootstrap multiaddr: ${describeError(err)}`);
+    }
+  }
+
+  on<K extends keyof TransportEvents>(type: K, listener: (payload: TransportEvents[K]) => void): Unsubscribe {
+    return this.events.on(type, listener);
+  }
+
+  /** The addresses this node listens on, each ending in `/p2p/<peer id>`; empty before `start()`. */
+  addresses(): string[] {
+    return this.node ? this.node.getMultiaddrs().map((ma) => ma.toString()) : [];
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new InvalidArgumentError(`transport cannot start: it is ${this.state}`);
+    this.state = 'starting';
+    const limits = this.limits;
+    const allow = this.allowPeers;
+    const deny = allow ? (peer: Libp2pPeerId) => !allow.has(peer.toString()) : undefined;
+    const peerDiscovery: NonNullable<Libp2pOptions['peerDiscovery']> = [];
+    if (this.options.mdns) {
+      const moduleName = '@libp2p/mdns';
+      const mdnsModule = (await import(moduleName).catch(() => {
+        throw new InvalidArgumentError('mdns: true needs the optional package @libp2p/mdns');
+      })) as { mdns: () => NonNullable<Libp2pOptions['peerDiscovery']>[number] };
+      peerDiscovery.push(mdnsModule.mdns());
+    }
+    const node = await createLibp2p({
+      privateKey: this.privateKey,
+      start: false,
+      addresses: { listen: this.options.listen },
+      transports: [tcp({ maxConnections: limits.maxConnections })],
+      connectionEncrypters: [noise()],
+      streamMuxers: [yamux({ maxInboundStreams: limits.maxStreamsPerPeer * 2 + 64 })],
+      ...(this.options.psk ? { connectionProtector: preSharedKey({ psk: this.options.psk }) } : {}),
+      ...(deny
+        ? {
+            connectionGater: {
+              denyDialPeer: deny,
+              denyInboundEncryptedConnection: deny,
+              denyOutboundEncryptedConnection: deny,
+            },
+          }
+        : {}),
+      connectionManager: {
+        maxConnections: limits.maxConnections,
+        dialTimeout: limits.dialTimeoutMs,
+        // Every peer of a loopback or single-host cluster shares one address.
+        inboundConnectionThreshold: Math.max(100, limits.maxConnections),
+        maxIncomingPendingConnections: 64,
+        reconnectRetries: 0,
+      },
+      connectionMonitor: { pingInterval: limits.pingIntervalMs },
+      peerDiscovery,
+      services: {
+        identify: identify(),
+        ping: ping(),
+        pubsub: gossipsub({
+          globalSignaturePolicy: 'StrictNoSign',
+          allowPublishToZeroTopicPeers: true,
+          emitSelf: false,
+          floodPublish: true,
+          maxInboundDataLength: limits.maxMessageBytes + gossipOverheadBytes() + 64 * 1024,
+          fallbackToFloodsub: false,
+        }),
+      },
+    });
+    this.node = node;
+    node.addEventListener('peer:connect', (evt) => {
+      this.events.emit('peer:connect', evt.detail.toString());
+    });
+    node.addEventListener('peer:disconnect', (evt) => {
+      const peer = evt.detail.toString();
+      this.failPeer(peer, new UnavailableError(`peer ${peer} disconnected`, { peer }));
+      this.events.emit('peer:disconnect', peer);
+    });
+    node.services.pubsub.addEventListener('message', (evt) => {
+      this.deliverGossip(evt.detail.topic, evt.detail.data);
+    });
+    await node.handle(RPC_PROTOCOL, (stream, connection) => this.acceptStream(stream, connection), {
+      maxInboundStreams: limits.maxStreamsPerPeer,
+      maxOutboundStreams: limits.maxStreamsPerPeer,
+    });
+    await node.start();
+    for (const topic of this.gossipHandlers.keys()) node.services.pubsub.subscribe(topic);
+    this.state = 'started';
+    this.dialBootstrap();
+    this.redialTimer = setInterval(() => this.dialBootstrap(), limits.redialIntervalMs);
+    this.redialTimer.unref?.();
+  }
+
+  async stop(): Promise<void> {
+    if (this.state === 'stopped') return;
+    const wasStarted = this.state === 'started' || this.state === 'starting';
+    this.state = 'stopped';
+    if (this.redialTimer) clearInterval(this.redialTimer);
+    for (const [id, pending] of this.pending) {
+      clearTimeout(pending.timer);
+      this.pending.delete(id);
+      pending.reject(new ClosedError('transport'));
+    }
+    this.inFlight.clear();
+    this.channels.clear();
+    if (wasStarted && this.node) await this.node.stop();
+  }
+
+  /** Dials an address now (beyond the bootstrap list) and returns the peer id that answered. */
+  async connect(address: string): Promise<PeerId> {
+    const node = this.requireNode();
+    try {
+      const connection = await node.dial(multiaddr(address), { signal: AbortSignal.timeout(this.limits.dialTimeoutMs) });
+      return connection.remotePeer.toString();
+    } catch (err) {
+      throw new UnavailableError(`cannot connect to ${address}: ${describeError(err)}`, { address });
+    }
+  }
+
+  handle(protocol: string, handler: RequestHandler): void {
+    checkProtocol(protocol);
+    this.handlers.set(protocol, handler);
+  }
+
+  unhandle(protocol: string): void {
+    this.handlers.delete(protocol);
+  }
+
+  peers(): PeerId[] {
+    if (!this.node || this.state !== 'started') return [];
+    const out = new Set<PeerId>();
+    for (const connection of this.node.getConnections()) {
+      if (connection.status === 'open') out.add(connection.remotePeer.toString());
+    }
+    return [...out];
+  }
+
+  request(peer: PeerId, protocol: string, payload: Uint8Array, options: RequestOptions = {}): Promise<Uint8Array> {
+    if (this.state !== 'started') return Promise.reject(new ClosedError('transport'));
+    checkProtocol(protocol);
+    if (payload.length > this.limits.maxMessageBytes) {
+      return Promise.reject(new ValueTooLargeError(payload.length, this.limits.maxMessageBytes));
+    }
+    if (peer === this.peerId) return Promise.reject(new UnavailableError('cannot send a request to self', { peer }));
+    const inFlight = this.inFlight.get(peer) ?? 0;
+    if (inFlight >= this.limits.maxInFlightPerPeer) {
+      return Promise.reject(
+        new UnavailableError(`${inFlight} requests already in flight to ${peer}`, {
+          peer,
+          limit: this.limits.maxInFlightPerPeer,
+        }),
+      );
+    }
+    const timeoutMs = options.timeoutMs ?? this.limits.defaultTimeoutMs;
+    const id = this.allocateId();
+    return new Promise<Uint8Array>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (this.finish(id)) {
+          reject(new TimeoutError(`request '${protocol}' to ${peer} timed out after ${timeoutMs} ms`, { peer, protocol }));
+        }
+      }, timeoutMs);
+      this.pending.set(id, { peer, resolve, reject, timer });
+      this.inFlight.set(peer, inFlight + 1);
+      const frame = encodeFrame({ type: 'request', id, payload });
+      const channel = this.channelFor(peer, protocol);
+      channel.pending.add(id);
+      if (channel.stream) {
+        this.sendOn(channel, frame, id);
+        return;
+      }
+      this.openChannel(channel).then(
+        () => {
+          if (this.pending.has(id)) this.sendOn(channel, frame, id);
+        },
+        (err: ParleyError) => this.fail(id, err),
+      );
+    });
+  }
+
+  subscribe(topic: string, handler: GossipHandler): Unsubscribe {
+    let set = this.gossipHandlers.get(topic);
+    if (!set) {
+      set = new Set();
+      this.gossipHandlers.set(topic, set);
+      if (this.node && this.state === 'started') this.node.services.pubsub.subscribe(topic);
+    }
+    set.add(handler);
+    return () => {
+      const current = this.gossipHandlers.get(topic);
+      if (!current?.delete(handler) || current.size > 0) return;
+      this.gossipHandlers.delete(topic);
+      if (this.node && this.state === 'started') this.node.services.pubsub.unsubscribe(topic);
+    };
+  }
+
+  async publish(topic: string, payload: Uint8Array): Promise<void> {
+    if (this.state !== 'started' || !this.node) throw new ClosedError('transport');
+    if (payload.length > this.limits.maxMessageBytes) {
+      throw new ValueTooLargeError(payload.length, this.limits.maxMessageBytes);
+    }
+    const id = new Uint8Array(GOSSIP_ID_BYTES);
+    id.set(this.gossipIdPrefix, 0);
+    new DataView(id.buffer).setBigUint64(8, this.gossipCounter++);
+    const data = encodeGossip({ id, origin: this.peerId, payload });
+    try {
+      await this.node.services.pubsub.publish(topic, data);
+    } catch (err) {
+      // Best effort by contract: anti-entropy repairs what gossip loses.
+      this.log.debug('gossip publish failed', { topic, error: describeError(err) });
+    }
+  }
+
+  // ---- outbound requests ----
+
+  private allocateId(): number {
+    for (;;) {
+      const id = this.nextRequestId;
+      this.nextRequestId = id >= 0xffff_ffff ? 1 : id + 1;
+      if (!this.pending.has(id)) return id;
+    }
+  }
+
+  private channelFor(peer: PeerId, protocol: string): OutboundChannel {
+    const key = `${peer}\n${protocol}`;
+    let channel = this.channels.get(key);
+    if (!channel) {
+      channel = new OutboundChannel(peer, protocol);
+      this.channels.set(key, channel);
+    }
+    return channel;
+  }
+
+  private openChannel(channel: OutboundChannel): Promise<Stream> {
+    if (channel.opening) return channel.opening;
+    const node = this.requireNode();
+    channel.opening = (async () => {
+      let target: Libp2pPeerId;
+      try {
+        target = peerIdFromString(channel.peer);
+      } catch {
+        throw new UnavailableError(`'${channel.peer}' is not a peer id`, { peer: channel.peer });
+      }
+      let stream: Stream;
+      try {
+        stream = await node.dialProtocol(target, RPC_PROTOCOL, {
+          signal: AbortSignal.timeout(this.limits.dialTimeoutMs),
+        });
+      } catch (err) {
+        throw new UnavailableError(`cannot reach ${channel.peer}: ${describeError(err)}`, { peer: channel.peer });
+      }
+      if (this.state !== 'started') {
+        stream.abort(new ClosedError('transport'));
+        throw new ClosedError('transport');
+      }
+      stream.maxWriteBufferLength = this.limits.maxWriteBufferBytes;
+      stream.send(encodeFrame({ type: 'hello', version: WIRE_VERSION, protocol: channel.protocol }));
+      const reader = new FrameReader(this.maxBodyBytes);
+      stream.addEventListener('message', (evt) => {
+        let bodies: Uint8Array[];
+        try {
+          bodies = reader.push(chunkBytes(evt.data));
+        } catch (err) {
+          this.log.warn('bad frame from peer; closing the stream', { peer: channel.peer, error: describeError(err) });
+          stream.abort(err as Error);
+          return;
+        }
+        for (const body of bodies) {
+          let frame: Frame;
+          try {
+            frame = decodeFrameBody(body);
+          } catch (err) {
+            this.log.warn('undecodable frame from peer; closing the stream', {
+              peer: channel.peer,
+              error: describeError(err),
+            });
+            stream.abort(err as Error);
+            return;
+          }
+          this.onResponse(channel, frame);
+        }
+      });
+      stream.addEventListener('close', () => this.closeChannel(channel, stream));
+      channel.stream = stream;
+      return stream;
+    })();
+    channel.opening.catch(() => {
+      // The channel failed to open: forget it so the next request tries again.
+      if (this.channels.get(`${channel.peer}\n${channel.protocol}`) === channel) {
+        this.channels.delete(`${channel.peer}\n${channel.protocol}`);
+      }
+    });
+    return channel.opening;
+  }
+
+  private sendOn(channel: OutboundChannel, frame: Uint8Array, id: number): void {
+    const stream = channel.stream;
+    if (!stream || stream.writeStatus !== 'writable') {
+      this.fail(id, new UnavailableError(`stream to ${channel.peer} is closed`, { peer: channel.peer }));
+      return;
+    }
+    try {
+      stream.send(frame);
+    } catch (err) {
+      this.fail(id, new UnavailableError(`cannot send to ${channel.peer}: ${describeError(err)}`, { peer: channel.peer }));
+    }
+  }
+
+  private onResponse(channel: OutboundChannel, frame: Frame): void {
+    if (frame.type !== 'response' && frame.type !== 'error') {
+      this.log.warn('unexpected frame on a request stream', { peer: channel.peer, frame: frame.type });
+      return;
+    }
+    channel.pending.delete(frame.id);
+    const pending = this.pending.get(frame.id);
+    if (!pending || pending.peer !== channel.peer) return; // timed out already
+    this.finish(frame.id);
+    if (frame.type === 'response') pending.resolve(frame.payload);
+    else pending.reject(errorFromFrame(frame));
+  }
+
+  private closeChannel(channel: OutboundChannel, stream: Stream): void {
+    const key = `${channel.peer}\n${channel.protocol}`;
+    if (this.channels.get(key) === channel) this.channels.delete(key);
+    if (channel.stream !== stream) return;
+    for (const id of channel.pending) {
+      this.fail(id, new UnavailableError(`stream to ${channel.peer} closed`, { peer: channel.peer }));
+    }
+    channel.pending.clear();
+  }
+
+  /** Removes a pending request; returns it when it was still pending. */
+  private finish(id: number): PendingRequest | undefined {
+    const pending = this.pending.get(id);
+    if (!pending) return undefined;
+    this.pending.delete(id);
+    clearTimeout(pending.timer);
+    const count = (this.inFlight.get(pending.peer) ?? 1) - 1;
+    if (count <= 0) this.inFlight.delete(pending.peer);
+    else this.inFlight.set(pending.peer, count);
+    return pending;
+  }
+
+  private fail(id: number, err: ParleyError): void {
+    this.finish(id)?.reject(err);
+  }
+
+  private failPeer(peer: PeerId, err: ParleyError): void {
+    for (const [id, pending] of this.pending) if (pending.peer === peer) this.fail(id, err);
+  }
+
+  // ---- inbound requests ----
+
+  private acceptStream(stream: Stream, connection: Connection): void {
+    const from = connection.remotePeer.toString();
+    const reader = new FrameReader(this.maxBodyBytes);
+    let protocol: string | undefined;
+    let active = 0;
+    stream.maxWriteBufferLength = this.limits.maxWriteBufferBytes;
+    this.inboundStreams.add(stream);
+    const helloTimer = setTimeout(() => {
+      if (protocol === undefined) {
+        this.log.warn('peer opened a request stream and never named its protocol; closing it', { peer: from });
+        stream.abort(new TimeoutError('no hello frame'));
+      }
+    }, this.limits.helloTimeoutMs);
+    stream.addEventListener('close', () => {
+      clearTimeout(helloTimer);
+      this.inboundStreams.delete(stream);
+    });
+    const reject = (why: string, err: unknown) => {
+      this.log.warn(why, { peer: from, error: describeError(err) });
+      stream.abort(err instanceof Error ? err : new DecodeError(String(err)));
+    };
+    const reply = (frame: Frame) => {
+      if (stream.writeStatus !== 'writable') return;
+      if (stream.writeBufferLength > this.limits.maxWriteBufferBytes) {
+        reject('peer is not reading its responses; closing the stream', new UnavailableError('write buffer full'));
+        return;
+      }
+      try {
+        stream.send(encodeFrame(frame));
+      } catch (err) {
+        reject('cannot write a response; closing the stream', err);
+      }
+    };
+    stream.addEventListener('message', (evt) => {
+      let bodies: Uint8Array[];
+      try {
+        bodies = reader.push(chunkBytes(evt.data));
+      } catch (err) {
+        reject('bad frame from peer; closing the stream', err);
+        return;
+      }
+      for (const body of bodies) {
+        let frame: Frame;
+        try {
+          frame = decodeFrameBody(body);
+        } catch (err) {
+          reject('undecodable frame from peer; closing the stream', err);
+          return;
+        }
+        if (protocol === undefined) {
+          if (frame.type !== 'hello' || frame.version !== WIRE_VERSION) {
+            reject('request stream did not start with a hello frame', new DecodeError(`unexpected ${frame.type}`));
+            return;
+          }
+          protocol = frame.protocol;
+          clearTimeout(helloTimer);
+          continue;
+        }
+        if (frame.type !== 'request') {
+          reject('unexpected frame on an inbound request stream', new DecodeError(`unexpected ${frame.type}`));
+          return;
+        }
+        const id = frame.id;
+        const handler = this.handlers.get(protocol);
+        if (!handler) {
+          reply({
+            type: 'error',
+            id,
+            code: 'unavailable',
+            message: `no handler for protocol '${protocol}'`,
+            details: { protocol },
+          });
+          continue;
+        }
+        if (active >= this.limits.maxInFlightPerPeer) {
+          reply({ type: 'error', id, code: 'unavailable', message: 'too many requests in flight', details: {} });
+          continue;
+        }
+        active++;
+        const payload = frame.payload;
+        const proto = protocol;
+        runHandler(handler, from, payload).then(
+          (response) => {
+            active--;
+            if (response.length > this.limits.maxMessageBytes) {
+              const err = new ValueTooLargeError(response.length, this.limits.maxMessageBytes);
+              reply({ type: 'error', id, code: err.code, message: err.message, details: { ...err.details } });
+            } else {
+              reply({ type: 'response', id, payload: response });
+            }
+          },
+          (err: unknown) => {
+            active--;
+            if (isParleyError(err)) {
+              reply({ type: 'error', id, code: err.code, message: err.message, details: { ...err.details } });
+            } else {
+              this.log.warn('request handler threw a non-Parley error', { protocol: proto, error: describeError(err) });
+              reply({ type: 'error', id, code: 'unavailable', message: `handler for '${proto}' failed`, details: {} });
+            }
+          },
+        );
+      }
+    });
+  }
+
+  // ---- gossip ----
+
+  private deliverGossip(topic: string, data: Uint8Array): void {
+    const handlers = this.gossipHandlers.get(topic);
+    if (!handlers || handlers.size === 0) return;
+    let envelope: ReturnType<typeof decodeGossip>;
+    try {
+      envelope = decodeGossip(data);
+    } catch (err) {
+      this.log.warn('dropped an undecodable gossip message', { topic, error: describeError(err) });
+      return;
+    }
+    if (envelope.payload.length > this.limits.maxMessageBytes) {
+      this.log.warn('dropped an oversized gossip message', { topic, sizeBytes: envelope.payload.length });
+      return;
+    }
+    if (envelope.origin === this.peerId) return;
+    for (const handler of [...handlers]) {
+      try {
+        handler(envelope.origin, envelope.payload);
+      } catch (err) {
+        this.log.warn('gossip handler threw', { topic, error: describeError(err) });
+      }
+    }
+  }
+
+  // ---- bootstrap ----
+
+  private dialBootstrap(): void {
+    const node = this.node;
+    if (!node || this.state !== 'started') return;
+    const connected = new Set(this.peers());
+    for (const addr of this.bootstrap) {
+      const key = addr.toString();
+      const target = addr.getComponents().find((c) => c.name === 'p2p')?.value;
+      if (target === this.peerId) continue;
+      if (target && connected.has(target)) continue;
+      if (!target && this.dialing.has(`done:${key}`)) continue;
+      if (this.dialing.has(key)) continue;
+      this.dialing.add(key);
+      node
+        .dial(addr, { signal: AbortSignal.timeout(this.limits.dialTimeoutMs) })
+        .then(
+          (connection) => {
+            // An address without a peer id is dialled until it first answers; after that
+            // the peer's own reconnection (it bootstraps to us, or we learn it) takes over.
+            if (!target) this.dialing.add(`done:${key}`);
+            this.log.debug('connected to bootstrap peer', { address: key, peer: connection.remotePeer.toString() });
+          },
+          (err: unknown) => this.log.debug('bootstrap dial failed', { address: key, error: describeError(err) }),
+        )
+        .finally(() => this.dialing.delete(key));
+    }
+  }
+
+  private requireNode(): Libp2p<Services> {
+    if (!this.node || this.state !== 'started') throw new ClosedError('transport');
+    return this.node;
+  }
+}
+
+function checkProtocol(protocol: string): void {
+  const bytes = textEncoder.encode(protocol).length;
+  if (bytes === 0 || bytes > MAX_PROTOCOL_BYTES) {
+    throw new InvalidArgumentError(`protocol name must be 1..${MAX_PROTOCOL_BYTES} bytes`, { protocol });
+  }
+}
+
+async function runHandler(handler: RequestHandler, from: PeerId, payload: Uint8Array): Promise<Uint8Array> {
+  return handler(from, payload);
+}
