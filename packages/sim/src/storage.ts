@@ -1,0 +1,586 @@
+/**
+ * Simulated disks. Each host owns one `SimDisk` that survives its crashes;
+ * on it live named key/value stores (`KVStorage`) and Raft logs
+ * (`RaftLogStorage`).
+ *
+ * Crash semantics — what a crash keeps:
+ * - a write whose promise resolved is durable (synced stores: the default);
+ * - a store opened with `syncWrites: false` acknowledges writes at once and
+ *   makes them durable only at the next flush (every `flushIntervalMs`), so a
+ *   crash loses the acknowledged-but-unflushed tail, as a page cache would;
+ * - writes still in flight are lost, except that with `tornWriteRate` the
+ *   last one may survive torn when it appended a new key with a single
+ *   `save` (the tail of the store): the key then holds a strict prefix of the
+ *   bytes written. Overwrites and batches stay atomic, as the contract says;
+ *   an application that appends records must checksum them;
+ * - Raft log saves are atomic: an unfinished save vanishes entirely (a real
+ *   log detects its torn tail by checksum and truncates it).
+ * With `readErrorRate`, a KV read fails with a retryable `UnavailableError`
+ * (`details.transient === true`). Raft log reads are served from memory and
+ * never fail, as the contract says.
+ */
+import {
+  ClosedError,
+  CompactedError,
+  type ConfState,
+  EMPTY_HARD_STATE,
+  EMPTY_SNAPSHOT,
+  type HardState,
+  type KVStorage,
+  LogUnavailableError,
+  type RaftEntry,
+  type RaftLogStorage,
+  type RaftLogUpdate,
+  type RaftSnapshot,
+  type Random,
+  type StorageChunk,
+  type StorageKey,
+  type StorageOp,
+  UnavailableError,
+} from '@parley/interface';
+import { between, chance, never, type SimKernel } from './kernel.js';
+import type { QueuedEvent } from './queue.js';
+
+export interface DiskFaults {
+  /** Latency of a durable write (sync), drawn uniformly. Default 1..4 ms. */
+  writeLatencyMs: { min: number; max: number };
+  /** Probability that a crash leaves the last in-flight KV write torn. Default 0. */
+  tornWriteRate: number;
+  /** Probability that one KV read fails with a transient error. Default 0. */
+  readErrorRate: number;
+  /** Flush period of stores opened with `syncWrites: false`. Default 50 ms. */
+  flushIntervalMs: number;
+}
+
+export const DEFAULT_DISK_FAULTS: DiskFaults = {
+  writeLatencyMs: { min: 1, max: 4 },
+  tornWriteRate: 0,
+  readErrorRate: 0,
+  flushIntervalMs: 50,
+};
+
+export interface KVStoreOptions {
+  /** Default true: a write resolves once durable. False: resolves at once, durable at the next flush. */
+  syncWrites?: boolean;
+}
+
+interface Row {
+  key: string[];
+  data: Uint8Array;
+}
+
+/** Element-wise order of string-array keys (a shorter prefix sorts first). */
+export function compareKeys(a: readonly string[], b: readonly string[]): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+function encodeKey(key: StorageKey): string {
+  return JSON.stringify(key);
+}
+
+function hasPrefix(key: readonly string[], prefix: StorageKey): boolean {
+  if (prefix.length > key.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (key[i] !== prefix[i]) return false;
+  return true;
+}
+
+interface PendingWrite {
+  ops: readonly StorageOp[];
+  event: QueuedEvent | undefined;
+  resolve: (() => void) | undefined;
+}
+
+/** The durable part of one KV store: what survives a crash. */
+class KVTable {
+  readonly rows = new Map<string, Row>();
+
+  apply(ops: readonly StorageOp[]): void {
+    for (const op of ops) {
+      const k = encodeKey(op.key);
+      if (op.type === 'put') this.rows.set(k, { key: [...op.key], data: op.data.slice() });
+      else this.rows.delete(k);
+    }
+  }
+
+  removeRange(prefix: StorageKey): StorageOp[] {
+    const ops: StorageOp[] = [];
+    for (const row of this.rows.values()) if (hasPrefix(row.key, prefix)) ops.push({ type: 'del', key: row.key });
+    return ops;
+  }
+}
+
+/**
+ * One host's disk. It outlives the host's crashes; `crash()` drops what was
+ * not durable and invalidates every handle opened before it.
+ */
+export class SimDisk {
+  private readonly tables = new Map<string, KVTable>();
+  private readonly logs = new Map<string, LogState>();
+  private epoch = 0;
+  private readonly openKV = new Set<SimKVStorage>();
+  private readonly openLogs = new Set<SimRaftLogStorage>();
+
+  constructor(
+    readonly host: string,
+    private readonly kernel: SimKernel,
+    private readonly rng: Random,
+    readonly faults: DiskFaults = DEFAULT_DISK_FAULTS,
+  ) {}
+
+  /** Opens (or reopens after a crash) the KV store `name`. */
+  kv(name = 'default', options: KVStoreOptions = {}): KVStorage {
+    let table = this.tables.get(name);
+    if (!table) {
+      table = new KVTable();
+      this.tables.set(name, table);
+    }
+    const store = new SimKVStorage(this, name, table, options.syncWrites ?? true, this.kernel, this.rng);
+    this.openKV.add(store);
+    return store;
+  }
+
+  /** Opens (or reopens after a crash) the Raft log `name`. */
+  raftLog(name = 'raft'): RaftLogStorage {
+    let durable = this.logs.get(name);
+    if (!durable) {
+      durable = emptyLog();
+      this.logs.set(name, durable);
+    }
+    const log = new SimRaftLogStorage(name, durable, this.kernel, this.rng, this.faults);
+    this.openLogs.add(log);
+    return log;
+  }
+
+  /** Power loss: unsynced writes vanish (or tear), every open handle goes dead. */
+  crash(): void {
+    this.epoch++;
+    for (const store of this.openKV) store.crash();
+    for (const log of this.openLogs) log.crash();
+    this.openKV.clear();
+    this.openLogs.clear();
+  }
+
+  get generation(): number {
+    return this.epoch;
+  }
+
+  /** Durable keys of a KV store (for checkers and tests). */
+  durableKeys(name = 'default'): string[][] {
+    const table = this.tables.get(name);
+    if (!table) return [];
+    return [...table.rows.values()].map((r) => r.key).sort(compareKeys);
+  }
+
+  /** @internal */
+  closed(store: SimKVStorage): void {
+    this.openKV.delete(store);
+  }
+}
+
+export class SimKVStorage implements KVStorage {
+  /** Writes applied in memory but not yet durable, oldest first. */
+  private readonly pending: PendingWrite[] = [];
+  private dead = false;
+  private closedFlag = false;
+  private flushEvent: QueuedEvent | undefined;
+
+  constructor(
+    private readonly disk: SimDisk,
+    readonly name: string,
+    private readonly table: KVTable,
+    private readonly syncWrites: boolean,
+    private readonly kernel: SimKernel,
+    private readonly rng: Random,
+  ) {}
+
+  load(key: StorageKey): Promise<Uint8Array | undefined> {
+    const gate = this.readGate<Uint8Array | undefined>();
+    if (gate) return gate;
+    const k = encodeKey(key);
+    for (let i = this.pending.length - 1; i >= 0; i--) {
+      const ops = this.pending[i]!.ops;
+      for (let j = ops.length - 1; j >= 0; j--) {
+        const op = ops[j]!;
+        if (encodeKey(op.key) === k) return Promise.resolve(op.type === 'put' ? op.data.slice() : undefined);
+      }
+    }
+    const row = this.table.rows.get(k);
+    return Promise.resolve(row?.data.slice());
+  }
+
+  loadRange(prefix: StorageKey): Promise<StorageChunk[]> {
+    const gate = this.readGate<StorageChunk[]>();
+    if (gate) return gate;
+    const view = new Map<string, Row | undefined>();
+    for (const row of this.table.rows.values()) if (hasPrefix(row.key, prefix)) view.set(encodeKey(row.key), row);
+    for (const w of this.pending) {
+      for (const op of w.ops) {
+        if (!hasPrefix(op.key, prefix)) continue;
+        view.set(encodeKey(op.key), op.type === 'put' ? { key: [...op.key], data: op.data } : undefined);
+      }
+    }
+    const rows = [...view.values()].filter((r): r is Row => r !== undefined).sort((a, b) => compareKeys(a.key, b.key));
+    return Promise.resolve(rows.map((r) => ({ key: [...r.key], data: r.data.slice() })));
+  }
+
+  save(key: StorageKey, data: Uint8Array): Promise<void> {
+    return this.write([{ type: 'put', key, data }]);
+  }
+
+  remove(key: StorageKey): Promise<void> {
+    return this.write([{ type: 'del', key }]);
+  }
+
+  removeRange(prefix: StorageKey): Promise<void> {
+    if (this.dead) return never();
+    if (this.closedFlag) return Promise.reject(new ClosedError(`store '${this.name}'`));
+    // Deletes every key under the prefix as seen now (durable and in flight).
+    const keys = new Map<string, string[]>();
+    for (const row of this.table.rows.values()) if (hasPrefix(row.key, prefix)) keys.set(encodeKey(row.key), row.key);
+    for (const w of this.pending)
+      for (const op of w.ops) if (hasPrefix(op.key, prefix)) keys.set(encodeKey(op.key), [...op.key]);
+    return this.write([...keys.values()].map((key) => ({ type: 'del' as const, key })));
+  }
+
+  batch(ops: readonly StorageOp[]): Promise<void> {
+    return this.write(ops);
+  }
+
+  close(): Promise<void> {
+    if (this.dead) return never();
+    if (this.closedFlag) return Promise.resolve();
+    this.closedFlag = true;
+    // A clean close flushes what is pending, as a real store does.
+    for (const w of this.pending.splice(0)) {
+      if (w.event) this.kernel.cancel(w.event);
+      this.table.apply(w.ops);
+      w.resolve?.();
+    }
+    if (this.flushEvent) this.kernel.cancel(this.flushEvent);
+    this.disk.closed(this);
+    return Promise.resolve();
+  }
+
+  /** @internal Called by the disk on power loss. */
+  crash(): void {
+    this.dead = true;
+    if (this.flushEvent) this.kernel.cancel(this.flushEvent);
+    const last = this.pending[this.pending.length - 1];
+    for (const w of this.pending) if (w.event) this.kernel.cancel(w.event);
+    const op = last?.ops.length === 1 ? last.ops[0] : undefined;
+    if (op?.type === 'put' && !this.table.rows.has(encodeKey(op.key)) && op.data.length > 0) {
+      if (chance(this.rng, this.disk.faults.tornWriteRate)) {
+        const keptBytes = this.rng.int(op.data.length);
+        this.table.rows.set(encodeKey(op.key), { key: [...op.key], data: op.data.slice(0, keptBytes) });
+        this.kernel.trace(
+          `disk ${this.disk.host}/${this.name} torn ${encodeKey(op.key)} ${keptBytes}/${op.data.length}`,
+        );
+        this.pending.pop();
+      }
+    }
+    if (this.pending.length > 0) this.kernel.trace(`disk ${this.disk.host}/${this.name} lost ${this.pending.length}`);
+    this.pending.length = 0;
+  }
+
+  private readGate<T>(): Promise<T> | undefined {
+    if (this.dead) return never();
+    if (this.closedFlag) return Promise.reject(new ClosedError(`store '${this.name}'`));
+    if (chance(this.rng, this.disk.faults.readErrorRate)) {
+      this.kernel.trace(`disk ${this.disk.host}/${this.name} read-error`);
+      return Promise.reject(
+        new UnavailableError(`read error on store '${this.name}'`, { store: this.name, transient: true }),
+      );
+    }
+    return undefined;
+  }
+
+  private write(ops: readonly StorageOp[]): Promise<void> {
+    if (this.dead) return never();
+    if (this.closedFlag) return Promise.reject(new ClosedError(`store '${this.name}'`));
+    const copy = ops.map((op) =>
+      op.type === 'put'
+        ? { type: 'put' as const, key: [...op.key], data: op.data.slice() }
+        : { type: 'del' as const, key: [...op.key] },
+    );
+    const w: PendingWrite = { ops: copy, event: undefined, resolve: undefined };
+    this.pending.push(w);
+    if (!this.syncWrites) {
+      this.scheduleFlush();
+      return Promise.resolve();
+    }
+    const { min, max } = this.disk.faults.writeLatencyMs;
+    return new Promise<void>((resolve) => {
+      w.resolve = resolve;
+      w.event = this.kernel.schedule(between(this.rng, min, max), 'disk-sync', () => {
+        // A sync makes this write and every earlier one durable, in issue order.
+        const idx = this.pending.indexOf(w);
+        if (idx < 0) return;
+        for (const done of this.pending.splice(0, idx + 1)) {
+          if (done !== w && done.event) this.kernel.cancel(done.event);
+          this.table.apply(done.ops);
+          done.resolve?.();
+        }
+      });
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushEvent && !this.flushEvent.cancelled) return;
+    this.flushEvent = this.kernel.schedule(this.disk.faults.flushIntervalMs, 'disk-flush', () => {
+      this.flushEvent = undefined;
+      for (const w of this.pending.splice(0)) {
+        if (w.event) this.kernel.cancel(w.event);
+        this.table.apply(w.ops);
+        w.resolve?.();
+      }
+    });
+  }
+}
+
+// --- Raft log -------------------------------------------------------------
+
+/**
+ * One Raft log, in etcd's MemoryStorage shape: `entries[i].index ===
+ * offsetIndex + 1 + i`; `offsetTerm` is the term at `offsetIndex` (the last
+ * compacted entry, or the snapshot). A snapshot does not compact by itself.
+ */
+interface LogState {
+  hardState: HardState;
+  snapshot: RaftSnapshot;
+  offsetIndex: number;
+  offsetTerm: number;
+  entries: RaftEntry[];
+}
+
+type LogOp =
+  | { type: 'update'; update: RaftLogUpdate }
+  | { type: 'snapshot'; index: number; confState: ConfState; data: Uint8Array }
+  | { type: 'compact'; index: number };
+
+function emptyLog(): LogState {
+  return {
+    hardState: { ...EMPTY_HARD_STATE },
+    snapshot: cloneSnapshot(EMPTY_SNAPSHOT),
+    offsetIndex: 0,
+    offsetTerm: 0,
+    entries: [],
+  };
+}
+
+function cloneEntry(e: RaftEntry): RaftEntry {
+  return { term: e.term, index: e.index, type: e.type, data: e.data.slice() };
+}
+
+function cloneConf(c: ConfState): ConfState {
+  return { voters: [...c.voters], learners: [...c.learners] };
+}
+
+function cloneSnapshot(s: RaftSnapshot): RaftSnapshot {
+  return {
+    meta: { index: s.meta.index, term: s.meta.term, confState: cloneConf(s.meta.confState) },
+    data: s.data.slice(),
+  };
+}
+
+function cloneLog(s: LogState): LogState {
+  return {
+    hardState: { ...s.hardState },
+    snapshot: cloneSnapshot(s.snapshot),
+    offsetIndex: s.offsetIndex,
+    offsetTerm: s.offsetTerm,
+    entries: s.entries.map(cloneEntry),
+  };
+}
+
+function lastIndexOf(s: LogState): number {
+  return s.offsetIndex + s.entries.length;
+}
+
+function termAt(s: LogState, index: number): number | undefined {
+  if (index === s.offsetIndex) return s.offsetTerm;
+  return s.entries[index - s.offsetIndex - 1]?.term;
+}
+
+/** Validates `op` against `s` (throws the contract's typed errors) without changing anything. */
+function checkLogOp(s: LogState, op: LogOp): void {
+  switch (op.type) {
+    case 'update': {
+      const entries = op.update.entries;
+      const snapIndex = op.update.snapshot?.meta.index;
+      if (entries && entries.length > 0 && snapIndex === undefined) {
+        const last = lastIndexOf(s);
+        if (entries[0]!.index > last + 1) throw new LogUnavailableError(entries[0]!.index, last);
+      }
+      return;
+    }
+    case 'snapshot':
+      if (op.index > lastIndexOf(s)) throw new LogUnavailableError(op.index, lastIndexOf(s));
+      if (op.index < s.snapshot.meta.index || op.index < s.offsetIndex) {
+        throw new CompactedError(op.index, s.offsetIndex + 1);
+      }
+      return;
+    case 'compact':
+      if (op.index > s.snapshot.meta.index) throw new LogUnavailableError(op.index, s.snapshot.meta.index);
+      return;
+  }
+}
+
+/** Applies one checked operation. Memory applies it at once, the durable copy when it syncs. */
+function applyLogOp(s: LogState, op: LogOp): void {
+  switch (op.type) {
+    case 'update': {
+      const { snapshot, entries, hardState } = op.update;
+      if (snapshot) {
+        const at = snapshot.meta.index;
+        const keep = termAt(s, at) === snapshot.meta.term ? s.entries.filter((e) => e.index > at) : [];
+        s.snapshot = cloneSnapshot(snapshot);
+        s.offsetIndex = at;
+        s.offsetTerm = snapshot.meta.term;
+        s.entries = keep;
+      }
+      if (entries && entries.length > 0) {
+        const fresh = entries.filter((e) => e.index > s.offsetIndex).map(cloneEntry);
+        if (fresh.length > 0) s.entries = s.entries.slice(0, fresh[0]!.index - s.offsetIndex - 1).concat(fresh);
+      }
+      if (hardState) s.hardState = { ...hardState };
+      return;
+    }
+    case 'snapshot':
+      s.snapshot = {
+        meta: { index: op.index, term: termAt(s, op.index) ?? 0, confState: cloneConf(op.confState) },
+        data: op.data.slice(),
+      };
+      return;
+    case 'compact': {
+      if (op.index <= s.offsetIndex) return;
+      const term = termAt(s, op.index) ?? s.snapshot.meta.term;
+      s.entries = s.entries.filter((e) => e.index > op.index);
+      s.offsetIndex = op.index;
+      s.offsetTerm = term;
+      return;
+    }
+  }
+}
+
+interface PendingLogOp {
+  op: LogOp;
+  event: QueuedEvent;
+  resolve: () => void;
+}
+
+/** A `RaftLogStorage` on a simulated disk: reads from memory, saves durable after a simulated sync. */
+export class SimRaftLogStorage implements RaftLogStorage {
+  private readonly mem: LogState;
+  private readonly pending: PendingLogOp[] = [];
+  private dead = false;
+  private closedFlag = false;
+
+  constructor(
+    readonly name: string,
+    private readonly durable: LogState,
+    private readonly kernel: SimKernel,
+    private readonly rng: Random,
+    private readonly faults: DiskFaults,
+  ) {
+    this.mem = cloneLog(durable);
+  }
+
+  initialState(): { hardState: HardState; confState: ConfState } {
+    return { hardState: { ...this.mem.hardState }, confState: cloneConf(this.mem.snapshot.meta.confState) };
+  }
+
+  entries(lo: number, hi: number, maxBytes = Number.POSITIVE_INFINITY): RaftEntry[] {
+    const first = this.firstIndex();
+    const last = this.lastIndex();
+    if (lo < first) throw new CompactedError(lo, first);
+    if (hi > last + 1) throw new LogUnavailableError(hi - 1, last);
+    const out: RaftEntry[] = [];
+    let bytes = 0;
+    for (let i = lo; i < hi; i++) {
+      const e = this.mem.entries[i - this.mem.offsetIndex - 1]!;
+      bytes += e.data.length + 24;
+      if (out.length > 0 && bytes > maxBytes) break;
+      out.push(cloneEntry(e));
+    }
+    return out;
+  }
+
+  term(index: number): number {
+    if (index < this.mem.offsetIndex) throw new CompactedError(index, this.firstIndex());
+    if (index > this.lastIndex()) throw new LogUnavailableError(index, this.lastIndex());
+    return termAt(this.mem, index)!;
+  }
+
+  firstIndex(): number {
+    return this.mem.offsetIndex + 1;
+  }
+
+  lastIndex(): number {
+    return lastIndexOf(this.mem);
+  }
+
+  snapshot(): RaftSnapshot {
+    return cloneSnapshot(this.mem.snapshot);
+  }
+
+  save(update: RaftLogUpdate): Promise<void> {
+    return this.persist({ type: 'update', update });
+  }
+
+  createSnapshot(index: number, confState: ConfState, data: Uint8Array): Promise<RaftSnapshot> {
+    return this.persist({ type: 'snapshot', index, confState, data }).then(() => this.snapshot());
+  }
+
+  compact(index: number): Promise<void> {
+    return this.persist({ type: 'compact', index });
+  }
+
+  close(): Promise<void> {
+    if (this.dead) return never();
+    this.closedFlag = true;
+    return Promise.resolve();
+  }
+
+  /** @internal Called by the disk on power loss: unsynced saves vanish whole. */
+  crash(): void {
+    this.dead = true;
+    for (const p of this.pending) this.kernel.cancel(p.event);
+    if (this.pending.length > 0) this.kernel.trace(`disk raft/${this.name} lost ${this.pending.length}`);
+    this.pending.length = 0;
+  }
+
+  private persist(op: LogOp): Promise<void> {
+    if (this.dead) return never();
+    if (this.closedFlag) return Promise.reject(new ClosedError(`raft log '${this.name}'`));
+    try {
+      checkLogOp(this.mem, op);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    applyLogOp(this.mem, op);
+    const { min, max } = this.faults.writeLatencyMs;
+    return new Promise<void>((resolve) => {
+      const p: PendingLogOp = {
+        op,
+        resolve,
+        event: this.kernel.schedule(between(this.rng, min, max), 'raft-sync', () => {
+          const idx = this.pending.indexOf(p);
+          if (idx < 0) return;
+          // A sync makes this save and every earlier one durable, in issue order.
+          for (const done of this.pending.splice(0, idx + 1)) {
+            if (done !== p) this.kernel.cancel(done.event);
+            applyLogOp(this.durable, done.op);
+            done.resolve();
+          }
+        }),
+      };
+      this.pending.push(p);
+    });
+  }
+}
