@@ -1,2 +1,38 @@
-/** @parley/raft — under construction in this session. */
-export {};
+/**
+ * @parley/raft — Raft consensus as a pure state machine (etcd-raft's shape):
+ * `step`, `tick`, `propose`, `readIndex`, then `ready()` / `advance()`.
+ * No timers, sockets or disks inside; time is `tick()`, randomness is injected.
+ *
+ * @example
+ * ```ts
+ * import { SeededRandom } from '@parley/interface';
+ * import { MemoryRaftStorage, RawNode } from '@parley/raft';
+ *
+ * const storage = new MemoryRaftStorage();
+ * const node = new RawNode({ id: 'a', storage, random: new SeededRandom(1), voters: ['a'] });
+ * node.campaign();
+ * for (;;) {
+ *   if (!node.hasReady()) break;
+ *   const rd = node.ready();
+ *   await storage.save({ snapshot: rd.snapshot, entries: rd.entries, hardState: rd.hardState });
+ *   send([...rd.messages, ...rd.messagesAfterPersist]);
+ *   for (const e of rd.committedEntries) apply(e);
+ *   node.advance();
+ * }
+ * node.propose(new TextEncoder().encode('set x=1'));
+ * ```
+ */
+export { decodeMessage, encodeMessage, RAFT_CODEC_VERSION } from './codec.js';
+export { decodeConfChange, encodeConfChange } from './confchange.js';
+export { ENTRY_OVERHEAD_BYTES, entryBytes } from './log.js';
+export type { ProposalResult, RaftConfig } from './raft.js';
+export { RawNode } from './rawnode.js';
+export {
+  ClientSessions,
+  decodeSessionEnvelope,
+  encodeSessionEnvelope,
+  type SessionEnvelope,
+  type SessionVerdict,
+} from './session.js';
+export { MemoryRaftStorage } from './storage.js';
+export * from './types.js';
