@@ -1,0 +1,226 @@
+/**
+ * KVStorage on LevelDB (`classic-level` through `level`).
+ *
+ * Keys are string arrays encoded by `encodeKey` (order- and prefix-preserving);
+ * each value is a checksummed record over its key and bytes. With `sync: true`
+ * (the default) every write is fsynced before its promise resolves.
+ */
+import {
+  ClosedError,
+  InvalidArgumentError,
+  type KVStorage,
+  type StorageChunk,
+  type StorageKey,
+  type StorageOp,
+} from '@parley/interface';
+import { Level } from 'level';
+import { mapLevelError } from './errors.js';
+import { decodeKey, encodeKey, prefixUpperBound } from './key-codec.js';
+import { allocRecord, openRecord, RECORD_HEADER_BYTES, sealRecord } from './record.js';
+
+export interface LevelKVOptions {
+  /** Directory of the LevelDB database; created when missing. */
+  path: string;
+  /** fsync every write before it resolves (default true). */
+  sync?: boolean;
+  /** Name used in errors (default: the path). */
+  name?: string;
+  /** Read and check every record once while opening (default false: records are checked whenever read). */
+  verifyOnOpen?: boolean;
+}
+
+/** Largest number of deletions `removeRange` writes in one atomic batch. */
+export const REMOVE_RANGE_CHUNK_KEYS = 10_000;
+
+const LOAD_RANGE_STEP = 1_000;
+
+type Db = Level<Buffer, Buffer>;
+
+function assertData(data: unknown): asserts data is Uint8Array {
+  if (!(data instanceof Uint8Array)) throw new InvalidArgumentError('storage value must be a Uint8Array');
+}
+
+function encodeValue(key: Buffer, data: Uint8Array): Buffer {
+  const rec = allocRecord(data.length);
+  rec.set(data, RECORD_HEADER_BYTES);
+  return sealRecord(key, rec);
+}
+
+export class LevelKVStorage implements KVStorage {
+  readonly name: string;
+  private closed = false;
+
+  private constructor(
+    private readonly db: Db,
+    private readonly sync: boolean,
+    name: string,
+  ) {
+    this.name = name;
+  }
+
+  /** Opens (creating when missing) the database at `options.path`. */
+  static async open(options: LevelKVOptions): Promise<LevelKVStorage> {
+    const name = options.name ?? options.path;
+    const db: Db = new Level<Buffer, Buffer>(options.path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    try {
+      await db.open();
+    } catch (err) {
+      mapLevelError(name, err);
+    }
+    const store = new LevelKVStorage(db, options.sync ?? true, name);
+    if (options.verifyOnOpen) {
+      try {
+        await store.verify();
+      } catch (err) {
+        await db.close();
+        throw err;
+      }
+    }
+    return store;
+  }
+
+  private check(): void {
+    if (this.closed) throw new ClosedError(`storage '${this.name}'`);
+  }
+
+  private decode(key: Buffer, value: Buffer): Uint8Array {
+    const rec = openRecord(this.name, key, value, () => `key ${JSON.stringify(safeDecodeKey(key))}`);
+    return rec.subarray(RECORD_HEADER_BYTES);
+  }
+
+  async load(key: StorageKey): Promise<Uint8Array | undefined> {
+    this.check();
+    const k = encodeKey(key);
+    let v: Buffer | undefined;
+    try {
+      v = await this.db.get(k);
+    } catch (err) {
+      mapLevelError(this.name, err);
+    }
+    return v === undefined ? undefined : this.decode(k, v);
+  }
+
+  async save(key: StorageKey, data: Uint8Array): Promise<void> {
+    this.check();
+    assertData(data);
+    const k = encodeKey(key);
+    try {
+      await this.db.put(k, encodeValue(k, data), { sync: this.sync });
+    } catch (err) {
+      mapLevelError(this.name, err);
+    }
+  }
+
+  async remove(key: StorageKey): Promise<void> {
+    this.check();
+    const k = encodeKey(key);
+    try {
+      await this.db.del(k, { sync: this.sync });
+    } catch (err) {
+      mapLevelError(this.name, err);
+    }
+  }
+
+  async loadRange(prefix: StorageKey): Promise<StorageChunk[]> {
+    this.check();
+    const out: StorageChunk[] = [];
+    await this.scan(prefix, (key, value) => {
+      out.push({ key: decodeKey(key), data: this.decode(key, value) });
+    });
+    return out;
+  }
+
+  async removeRange(prefix: StorageKey): Promise<void> {
+    this.check();
+    const range = rangeOf(prefix);
+    // Deletes go in atomic chunks; a crash part-way leaves a subset of the range removed.
+    for (;;) {
+      let keys: Buffer[];
+      try {
+        keys = await this.db.keys({ ...range, limit: REMOVE_RANGE_CHUNK_KEYS }).all();
+      } catch (err) {
+        mapLevelError(this.name, err);
+      }
+      if (keys.length === 0) return;
+      try {
+        await this.db.batch(
+          keys.map((key) => ({ type: 'del' as const, key })),
+          { sync: this.sync },
+        );
+      } catch (err) {
+        mapLevelError(this.name, err);
+      }
+      if (keys.length < REMOVE_RANGE_CHUNK_KEYS) return;
+    }
+  }
+
+  async batch(ops: readonly StorageOp[]): Promise<void> {
+    this.check();
+    if (ops.length === 0) return;
+    const encoded = ops.map((op) => {
+      const key = encodeKey(op.key);
+      if (op.type === 'put') {
+        assertData(op.data);
+        return { type: 'put' as const, key, value: encodeValue(key, op.data) };
+      }
+      if (op.type === 'del') return { type: 'del' as const, key };
+      throw new InvalidArgumentError(`unknown storage op type '${(op as { type: unknown }).type}'`);
+    });
+    try {
+      await this.db.batch(encoded, { sync: this.sync });
+    } catch (err) {
+      mapLevelError(this.name, err);
+    }
+  }
+
+  /** Reads every record and checks its checksum; throws StorageCorruptError on the first bad one. */
+  async verify(): Promise<number> {
+    this.check();
+    let count = 0;
+    await this.scan([], (key, value) => {
+      decodeKey(key);
+      this.decode(key, value);
+      count++;
+    });
+    return count;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.db.close();
+  }
+
+  private async scan(prefix: StorageKey, visit: (key: Buffer, value: Buffer) => void): Promise<void> {
+    const it = this.db.iterator(rangeOf(prefix));
+    try {
+      for (;;) {
+        const step = await it.nextv(LOAD_RANGE_STEP);
+        if (step.length === 0) break;
+        for (const [key, value] of step) visit(key, value);
+      }
+    } catch (err) {
+      mapLevelError(this.name, err);
+    } finally {
+      await it.close();
+    }
+  }
+}
+
+function rangeOf(prefix: StorageKey): { gte?: Buffer; lt?: Buffer } {
+  const p = encodeKey(prefix, true);
+  return p.length === 0 ? {} : { gte: p, lt: prefixUpperBound(p) };
+}
+
+function safeDecodeKey(key: Buffer): string[] | string {
+  try {
+    return decodeKey(key);
+  } catch {
+    return key.toString('hex');
+  }
+}
+
+/** Opens a LevelDB-backed KVStorage. */
+export function openLevelKV(options: LevelKVOptions): Promise<LevelKVStorage> {
+  return LevelKVStorage.open(options);
+}

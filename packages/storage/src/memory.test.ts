@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { kvStorageCompliance } from './compliance/kv.js';
+import { raftLogStorageCompliance } from './compliance/raft-log.js';
+import { MemoryKVDisk, MemoryKVStorage, openMemoryKV } from './memory-kv.js';
+import { MemoryRaftLogDisk, MemoryRaftLogStorage, openMemoryRaftLog } from './memory-raft-log.js';
+
+kvStorageCompliance({
+  name: 'memory',
+  harness: () => {
+    const disk = new MemoryKVDisk();
+    return { open: () => openMemoryKV({ disk }), crash: async (s) => (s as MemoryKVStorage).crash() };
+  },
+});
+
+raftLogStorageCompliance({
+  name: 'memory',
+  harness: () => {
+    const disk = new MemoryRaftLogDisk();
+    return { open: () => openMemoryRaftLog({ disk }), crash: async (s) => (s as MemoryRaftLogStorage).crash() };
+  },
+});
+
+describe('memory stores', () => {
+  it('refuse a second open on the same disk until the first is closed or crashed', async () => {
+    const disk = new MemoryKVDisk();
+    const a = await openMemoryKV({ disk });
+    expect(() => new MemoryKVStorage({ disk })).toThrow(/already open/);
+    a.crash();
+    const b = await openMemoryKV({ disk });
+    await b.close();
+    const logDisk = new MemoryRaftLogDisk();
+    const log = await openMemoryRaftLog({ disk: logDisk });
+    expect(() => new MemoryRaftLogStorage({ disk: logDisk })).toThrow(/already open/);
+    await log.close();
+    await (await openMemoryRaftLog({ disk: logDisk })).close();
+  });
+});
