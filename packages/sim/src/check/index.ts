@@ -7,4 +7,5 @@ export * from './history.js';
 export * from './linearizability.js';
 export * from './model.js';
 export * from './models.js';
+export * from './parley-models.js';
 export * from './parse.js';

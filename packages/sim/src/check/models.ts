@@ -5,6 +5,7 @@
 import { DecodeError } from '@parley/interface';
 import type { HistoryValue } from './history.js';
 import { type Model, type ModelOp, type Operation, sameValue, UNKNOWN, type Unknown, unknownOp } from './model.js';
+import { parleyEntryModel, parleyLeaseModel, parleyLockModel } from './parley-models.js';
 
 type RegisterInput =
   | { readonly f: 'read' }
@@ -149,3 +150,19 @@ export const mutexModel: Model<boolean, 'acquire' | 'release', null> = {
   },
   step: (locked, input) => (input === 'acquire' ? (locked ? undefined : true) : locked ? false : undefined),
 };
+
+/** Every built-in model by name (the names `parley-check --model` accepts). */
+export const MODELS: Readonly<Record<string, Model>> = {
+  register: registerModel as unknown as Model,
+  'cas-register': casRegisterModel as unknown as Model,
+  kv: kvModel as unknown as Model,
+  mutex: mutexModel as unknown as Model,
+  'parley-entry': parleyEntryModel as unknown as Model,
+  'parley-lease': parleyLeaseModel as unknown as Model,
+  'parley-lock': parleyLockModel as unknown as Model,
+};
+
+/** The built-in model called `name`, or undefined. */
+export function getModel(name: string): Model | undefined {
+  return Object.hasOwn(MODELS, name) ? MODELS[name] : undefined;
+}

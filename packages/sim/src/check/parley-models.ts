@@ -1,0 +1,346 @@
+/**
+ * Models of Parley's strong operations: `parley-entry` (strong entries with
+ * versions), `parley-lease` (epochs) and `parley-lock` (fence tokens).
+ * The operation formats are specified in docs/checkers.md.
+ *
+ * All three are checked one key at a time. A `fail` whose error code is an
+ * observation (`version_mismatch`, `key_already_exists`, `key_not_found`,
+ * `lock_held`, `lease_lost`, `fence_stale`) is checked against the state; any
+ * other `fail` (`unavailable`, `not_leader`, ...) is dropped: it did not happen.
+ */
+import { DecodeError } from '@parley/interface';
+import type { HistoryValue } from './history.js';
+import { field, type Model, type ModelOp, type Operation, sameValue, UNKNOWN, unknownOp } from './model.js';
+
+// ---------------------------------------------------------------------------
+// parley-entry
+
+/** A strong entry: absent, or a value with its version (`null` = written by a call whose reply was lost). */
+export type EntryState = null | { readonly value: HistoryValue; readonly version: string | null };
+
+export type EntryInput =
+  | { readonly f: 'get' }
+  | {
+      readonly f: 'set';
+      readonly value: HistoryValue;
+      readonly ifNotExists: boolean;
+      readonly ifVersion: string | undefined;
+    }
+  | { readonly f: 'delete'; readonly ifVersion: string | undefined };
+
+/** What the client saw: a result, or an error code that is an observation. */
+export type EntryOutput =
+  | { readonly type: 'absent' }
+  | { readonly type: 'entry'; readonly value: HistoryValue; readonly version: string }
+  | { readonly type: 'written'; readonly version: string }
+  | { readonly type: 'deleted'; readonly existed: boolean | undefined }
+  | { readonly type: 'error'; readonly code: 'key_already_exists' | 'version_mismatch' | 'key_not_found' };
+
+const ENTRY_OBSERVED_ERRORS = new Set(['key_already_exists', 'version_mismatch', 'key_not_found']);
+
+function str(op: Operation, v: HistoryValue | undefined, what: string): string {
+  if (typeof v !== 'string') throw new DecodeError(`operation ${op.id} (${op.f}): ${what} must be a string`);
+  return v;
+}
+
+function optStr(op: Operation, v: HistoryValue | undefined, what: string): string | undefined {
+  return v === undefined || v === null ? undefined : str(op, v, what);
+}
+
+function int(op: Operation, v: HistoryValue | undefined, what: string): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) {
+    throw new DecodeError(`operation ${op.id} (${op.f}): ${what} must be an integer`);
+  }
+  return v;
+}
+
+function entryPrepare(op: Operation): ModelOp<EntryInput, EntryOutput> | null {
+  let input: EntryInput;
+  switch (op.f) {
+    case 'get':
+      input = { f: 'get' };
+      break;
+    case 'set':
+      input = {
+        f: 'set',
+        value: field(op.input, 'value') ?? null,
+        ifNotExists: field(op.input, 'ifNotExists') === true,
+        ifVersion: optStr(op, field(op.input, 'ifVersion'), 'ifVersion'),
+      };
+      break;
+    case 'delete':
+      input = { f: 'delete', ifVersion: optStr(op, field(op.input, 'ifVersion'), 'ifVersion') };
+      break;
+    default:
+      throw unknownOp('parley-entry', op);
+  }
+  if (op.status === 'info' || op.status === 'open') return { input, output: UNKNOWN };
+  if (op.status === 'fail') {
+    if (op.error === undefined || !ENTRY_OBSERVED_ERRORS.has(op.error)) return null;
+    return { input, output: { type: 'error', code: op.error as 'key_already_exists' } };
+  }
+  switch (input.f) {
+    case 'get':
+      if (op.output === null) return { input, output: { type: 'absent' } };
+      return {
+        input,
+        output: {
+          type: 'entry',
+          value: field(op.output, 'value') ?? null,
+          version: str(op, field(op.output, 'version'), 'version'),
+        },
+      };
+    case 'set':
+      return { input, output: { type: 'written', version: str(op, field(op.output, 'version'), 'version') } };
+    case 'delete': {
+      const existed = field(op.output, 'existed');
+      return { input, output: { type: 'deleted', existed: typeof existed === 'boolean' ? existed : undefined } };
+    }
+  }
+}
+
+/** Does the entry's version match `v`? A version that was never learned matches any. */
+function versionMatches(state: EntryState, v: string): boolean {
+  return state !== null && (state.version === null || state.version === v);
+}
+
+function entryStep(state: EntryState, input: EntryInput, output: EntryOutput | typeof UNKNOWN): EntryState | undefined {
+  if (output !== UNKNOWN && output.type === 'error') {
+    switch (output.code) {
+      case 'key_not_found':
+        return state === null ? state : undefined;
+      case 'key_already_exists':
+        return input.f === 'set' && input.ifNotExists && state !== null ? state : undefined;
+      case 'version_mismatch': {
+        if (input.f === 'get' || input.ifVersion === undefined) return undefined;
+        // A version we never learned could be anything: a mismatch is possible.
+        if (state === null || state.version === null || state.version !== input.ifVersion) return state;
+        return undefined;
+      }
+    }
+  }
+  switch (input.f) {
+    case 'get': {
+      if (output === UNKNOWN) return state;
+      if (output.type === 'absent') return state === null ? state : undefined;
+      if (output.type !== 'entry' || state === null || !sameValue(state.value, output.value)) return undefined;
+      if (state.version === null) return { value: state.value, version: output.version };
+      return state.version === output.version ? state : undefined;
+    }
+    case 'set': {
+      if (input.ifNotExists && state !== null) return undefined;
+      if (input.ifVersion !== undefined && !versionMatches(state, input.ifVersion)) return undefined;
+      if (output === UNKNOWN) return { value: input.value, version: null };
+      if (output.type !== 'written') return undefined;
+      // Every write returns a fresh version.
+      if (state !== null && state.version === output.version) return undefined;
+      return { value: input.value, version: output.version };
+    }
+    case 'delete': {
+      if (input.ifVersion !== undefined && !versionMatches(state, input.ifVersion)) return undefined;
+      if (output !== UNKNOWN && output.type === 'deleted' && output.existed !== undefined) {
+        if (output.existed !== (state !== null)) return undefined;
+      }
+      return null;
+    }
+  }
+}
+
+/**
+ * Strong entries, per key: `get`, `set` with `ifNotExists` / `ifVersion`, `delete`
+ * with `ifVersion`. Every successful write returns a fresh version.
+ */
+export const parleyEntryModel: Model<EntryState, EntryInput, EntryOutput> = {
+  name: 'parley-entry',
+  description: 'strong entries per key: get, set (ifNotExists, ifVersion), delete (ifVersion); fresh versions',
+  partitionByKey: true,
+  init: () => null,
+  prepare: entryPrepare,
+  step: entryStep,
+};
+
+// ---------------------------------------------------------------------------
+// parley-lease and parley-lock: one holder at a time, strictly increasing tokens.
+
+/**
+ * A fenced slot. `token` is the newest token granted when `exact`; otherwise a
+ * grant whose reply was lost happened and `token` is a lower bound on it.
+ */
+export interface FencedState {
+  readonly holder: string | null;
+  readonly token: number;
+  readonly exact: boolean;
+}
+
+export type FencedInput =
+  | { readonly f: 'acquire'; readonly holder: string }
+  | { readonly f: 'renew' | 'release'; readonly holder: string; readonly token: number }
+  | { readonly f: 'write'; readonly token: number }
+  | { readonly f: 'get' };
+
+export type FencedOutput =
+  | { readonly type: 'granted'; readonly token: number }
+  | { readonly type: 'done' }
+  | { readonly type: 'free' }
+  | { readonly type: 'held'; readonly holder: string; readonly token: number }
+  /** `lock_held`: someone holds the slot. */
+  | { readonly type: 'held-error' }
+  /** `lease_lost` (or a release answering `released: false`): the caller no longer holds it. */
+  | { readonly type: 'lost' }
+  /** `fence_stale`: a newer token than the caller's was granted. */
+  | { readonly type: 'stale' };
+
+interface FencedNames {
+  readonly model: string;
+  /** Field naming the holder: `holder` (leases) or `owner` (locks). */
+  readonly holder: string;
+  /** Field naming the token: `epoch` (leases) or `fence` (locks). */
+  readonly token: string;
+}
+
+function fencedPrepare(names: FencedNames, op: Operation): ModelOp<FencedInput, FencedOutput> | null {
+  let input: FencedInput;
+  switch (op.f) {
+    case 'acquire':
+      input = { f: 'acquire', holder: str(op, field(op.input, names.holder), names.holder) };
+      break;
+    case 'renew':
+    case 'release':
+      input = {
+        f: op.f,
+        holder: str(op, field(op.input, names.holder), names.holder),
+        token: int(op, field(op.input, names.token), names.token),
+      };
+      break;
+    case 'write':
+      input = { f: 'write', token: int(op, field(op.input, names.token), names.token) };
+      break;
+    case 'get':
+      input = { f: 'get' };
+      break;
+    default:
+      throw unknownOp(names.model, op);
+  }
+  if (op.status === 'info' || op.status === 'open') return { input, output: UNKNOWN };
+  if (op.status === 'fail') {
+    switch (op.error) {
+      case 'lock_held':
+      case 'lease_held':
+        return { input, output: { type: 'held-error' } };
+      case 'lease_lost':
+        return { input, output: { type: 'lost' } };
+      case 'fence_stale':
+        return { input, output: { type: 'stale' } };
+      default:
+        return null;
+    }
+  }
+  switch (input.f) {
+    case 'acquire':
+      return { input, output: { type: 'granted', token: int(op, field(op.output, names.token), names.token) } };
+    case 'get': {
+      const holder = op.output === null ? null : field(op.output, names.holder);
+      if (holder === null || holder === undefined) return { input, output: { type: 'free' } };
+      return {
+        input,
+        output: {
+          type: 'held',
+          holder: str(op, holder, names.holder),
+          token: int(op, field(op.output, names.token), names.token),
+        },
+      };
+    }
+    case 'release':
+      return { input, output: field(op.output, 'released') === false ? { type: 'lost' } : { type: 'done' } };
+    default:
+      return { input, output: { type: 'done' } };
+  }
+}
+
+/** Is `token` the newest grant? With an inexact state, any token at or above the bound may be. */
+function isCurrent(s: FencedState, token: number): boolean {
+  return s.exact ? token === s.token : token >= s.token;
+}
+
+function pin(s: FencedState, holder: string | null, token: number): FencedState {
+  return s.exact && s.holder === holder ? s : { holder, token, exact: true };
+}
+
+function fencedStep(
+  s: FencedState,
+  input: FencedInput,
+  output: FencedOutput | typeof UNKNOWN,
+): FencedState | undefined {
+  if (output !== UNKNOWN) {
+    switch (output.type) {
+      case 'held-error':
+        // Refused because someone holds it: only possible while held.
+        return input.f === 'acquire' && s.holder !== null ? s : undefined;
+      case 'lost':
+        // The caller's hold is gone. If the state says it still holds, its TTL ran out.
+        if (input.f === 'renew' || input.f === 'release' || input.f === 'write') {
+          if ('holder' in input && s.holder === input.holder && isCurrent(s, input.token)) {
+            return { holder: null, token: s.token, exact: s.exact };
+          }
+          return s;
+        }
+        return undefined;
+      case 'stale':
+        // A newer token exists.
+        if (input.f === 'get' || input.f === 'acquire') return undefined;
+        return s.exact ? (input.token < s.token ? s : undefined) : s;
+      default:
+        break;
+    }
+  }
+  switch (input.f) {
+    case 'acquire': {
+      // A held slot may be taken over once its TTL ran out, so holding is no obstacle;
+      // the token must still be strictly newer (or the same grant repeated to its holder).
+      if (output === UNKNOWN) return { holder: input.holder, token: s.token + 1, exact: false };
+      if (output.type !== 'granted') return undefined;
+      if (output.token > s.token) return { holder: input.holder, token: output.token, exact: true };
+      if (s.exact && s.holder === input.holder && output.token === s.token) return s;
+      return undefined;
+    }
+    case 'renew':
+      if (s.holder !== input.holder || !isCurrent(s, input.token)) return output === UNKNOWN ? s : undefined;
+      return pin(s, input.holder, input.token);
+    case 'release':
+      if (s.holder !== input.holder || !isCurrent(s, input.token)) return output === UNKNOWN ? s : undefined;
+      return { holder: null, token: input.token, exact: true };
+    case 'write':
+      // Accepted only with the newest token granted.
+      if (!isCurrent(s, input.token)) return output === UNKNOWN ? s : undefined;
+      return s.exact ? s : { holder: s.holder, token: input.token, exact: true };
+    case 'get':
+      if (output === UNKNOWN) return s;
+      if (output.type === 'free') return s.holder === null ? s : { holder: null, token: s.token, exact: s.exact };
+      if (output.type !== 'held' || s.holder !== output.holder || !isCurrent(s, output.token)) return undefined;
+      return pin(s, output.holder, output.token);
+  }
+}
+
+function fencedModel(names: FencedNames, description: string): Model<FencedState, FencedInput, FencedOutput> {
+  return {
+    name: names.model,
+    description,
+    partitionByKey: true,
+    init: () => ({ holder: null, token: 0, exact: true }),
+    prepare: (op) => fencedPrepare(names, op),
+    step: fencedStep,
+    stateKey: (s) => `${s.exact ? '=' : '≥'}${s.token}:${s.holder === null ? '' : `+${s.holder}`}`,
+  };
+}
+
+/** Leases per key: `acquire {holder}` → `{epoch}`, `renew`/`release`/`write {holder, epoch}`, `get`. */
+export const parleyLeaseModel = fencedModel(
+  { model: 'parley-lease', holder: 'holder', token: 'epoch' },
+  'leases per key: acquire/renew/release/write/get; epochs strictly increase; writes need the newest epoch',
+);
+
+/** Locks per key: `acquire {owner}` → `{fence}`, `renew`/`release {owner, fence}`, `write {fence}`, `get`. */
+export const parleyLockModel = fencedModel(
+  { model: 'parley-lock', holder: 'owner', token: 'fence' },
+  'locks per key: acquire/renew/release/get and fenced writes; fences strictly increase; stale fences rejected',
+);
