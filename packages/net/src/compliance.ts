@@ -357,7 +357,9 @@ export function transportCompliance(name: string, target: ComplianceTarget): voi
 
     it('publishes without error when nobody subscribes, and rejects oversized gossip', async () => {
       await expect(h.settle(h.at(0).publish('topic-nobody', bytes('into the void')))).resolves.toBeUndefined();
-      const err = await h.rejection(h.at(0).publish('topic-nobody', new Uint8Array(COMPLIANCE_LIMITS.maxMessageBytes + 1)));
+      const err = await h.rejection(
+        h.at(0).publish('topic-nobody', new Uint8Array(COMPLIANCE_LIMITS.maxMessageBytes + 1)),
+      );
       expect(err.code).toBe('value_too_large');
     });
 
@@ -442,7 +444,9 @@ export function transportCompliance(name: string, target: ComplianceTarget): voi
       const h = new Harness(cluster);
       try {
         const ids = h.t.map((t) => t.peerId);
-        await h.waitFor(() => h.t.every((t) => ids.filter((id) => id !== t.peerId).every((id) => seen.get(t)?.includes(id))));
+        await h.waitFor(() =>
+          h.t.every((t) => ids.filter((id) => id !== t.peerId).every((id) => seen.get(t)?.includes(id))),
+        );
         for (const t of h.t) {
           expect(new Set(seen.get(t))).toEqual(new Set(ids.filter((id) => id !== t.peerId)));
         }

@@ -30,7 +30,9 @@ export function validatePsk(psk: Uint8Array): void {
   const text = new TextDecoder().decode(psk).trim();
   const lines = text.split('\n');
   if (`${lines[0]}\n${lines[1]}\n` !== PSK_HEADER || !/^[0-9a-fA-F]{64}$/.test(lines[2] ?? '') || lines.length !== 3) {
-    throw new InvalidArgumentError('the pre-shared key is not a libp2p swarm key (/key/swarm/psk/1.0.0/, /base16/, 64 hex digits)');
+    throw new InvalidArgumentError(
+      'the pre-shared key is not a libp2p swarm key (/key/swarm/psk/1.0.0/, /base16/, 64 hex digits)',
+    );
   }
 }
 

@@ -27,7 +27,7 @@ import {
   type GossipHandler,
   InvalidArgumentError,
   isParleyError,
-  ParleyError,
+  type ParleyError,
   type PeerId,
   type RequestHandler,
   type RequestOptions,
@@ -46,8 +46,8 @@ import {
   encodeFrame,
   encodeGossip,
   errorFromFrame,
-  FrameReader,
   type Frame,
+  FrameReader,
   GOSSIP_ID_BYTES,
   gossipOverheadBytes,
   MAX_PROTOCOL_BYTES,
@@ -159,6 +159,7 @@ export class Libp2pTransport implements Transport {
   private readonly channels = new Map<string, OutboundChannel>();
   private readonly inboundStreams = new Set<Stream>();
   private nextRequestId = 1;
+  private abortedStreams = 0;
   private readonly maxBodyBytes: number;
   private readonly gossipIdPrefix = crypto.getRandomValues(new Uint8Array(8));
   private gossipCounter = 0n;
@@ -192,6 +193,16 @@ export class Libp2pTransport implements Transport {
 
   on<K extends keyof TransportEvents>(type: K, listener: (payload: TransportEvents[K]) => void): Unsubscribe {
     return this.events.on(type, listener);
+  }
+
+  /** Counters for tests and metrics: open request streams and streams closed for misbehaviour. */
+  stats(): { inboundStreams: number; outboundChannels: number; pendingRequests: number; abortedStreams: number } {
+    return {
+      inboundStreams: this.inboundStreams.size,
+      outboundChannels: this.channels.size,
+      pendingRequests: this.pending.size,
+      abortedStreams: this.abortedStreams,
+    };
   }
 
   /** The addresses this node listens on, each ending in `/p2p/<peer id>`; empty before `start()`. */
@@ -233,6 +244,7 @@ export class Libp2pTransport implements Transport {
       connectionManager: {
         maxConnections: limits.maxConnections,
         dialTimeout: limits.dialTimeoutMs,
+        inboundUpgradeTimeout: limits.dialTimeoutMs,
         // Every peer of a loopback or single-host cluster shares one address.
         inboundConnectionThreshold: Math.max(100, limits.maxConnections),
         maxIncomingPendingConnections: 64,
@@ -296,7 +308,9 @@ export class Libp2pTransport implements Transport {
   async connect(address: string): Promise<PeerId> {
     const node = this.requireNode();
     try {
-      const connection = await node.dial(multiaddr(address), { signal: AbortSignal.timeout(this.limits.dialTimeoutMs) });
+      const connection = await node.dial(multiaddr(address), {
+        signal: AbortSignal.timeout(this.limits.dialTimeoutMs),
+      });
       return connection.remotePeer.toString();
     } catch (err) {
       throw new UnavailableError(`cannot connect to ${address}: ${describeError(err)}`, { address });
@@ -342,7 +356,9 @@ export class Libp2pTransport implements Transport {
     return new Promise<Uint8Array>((resolve, reject) => {
       const timer = setTimeout(() => {
         if (this.finish(id)) {
-          reject(new TimeoutError(`request '${protocol}' to ${peer} timed out after ${timeoutMs} ms`, { peer, protocol }));
+          reject(
+            new TimeoutError(`request '${protocol}' to ${peer} timed out after ${timeoutMs} ms`, { peer, protocol }),
+          );
         }
       }, timeoutMs);
       this.pending.set(id, { peer, resolve, reject, timer });
@@ -480,14 +496,17 @@ export class Libp2pTransport implements Transport {
 
   private sendOn(channel: OutboundChannel, frame: Uint8Array, id: number): void {
     const stream = channel.stream;
-    if (!stream || stream.writeStatus !== 'writable') {
+    if (stream?.writeStatus !== 'writable') {
       this.fail(id, new UnavailableError(`stream to ${channel.peer} is closed`, { peer: channel.peer }));
       return;
     }
     try {
       stream.send(frame);
     } catch (err) {
-      this.fail(id, new UnavailableError(`cannot send to ${channel.peer}: ${describeError(err)}`, { peer: channel.peer }));
+      this.fail(
+        id,
+        new UnavailableError(`cannot send to ${channel.peer}: ${describeError(err)}`, { peer: channel.peer }),
+      );
     }
   }
 
@@ -545,6 +564,7 @@ export class Libp2pTransport implements Transport {
     this.inboundStreams.add(stream);
     const helloTimer = setTimeout(() => {
       if (protocol === undefined) {
+        this.abortedStreams++;
         this.log.warn('peer opened a request stream and never named its protocol; closing it', { peer: from });
         stream.abort(new TimeoutError('no hello frame'));
       }
@@ -554,17 +574,19 @@ export class Libp2pTransport implements Transport {
       this.inboundStreams.delete(stream);
     });
     const reject = (why: string, err: unknown) => {
+      this.abortedStreams++;
       this.log.warn(why, { peer: from, error: describeError(err) });
       stream.abort(err instanceof Error ? err : new DecodeError(String(err)));
     };
     const reply = (frame: Frame) => {
       if (stream.writeStatus !== 'writable') return;
-      if (stream.writeBufferLength > this.limits.maxWriteBufferBytes) {
+      const encoded = encodeFrame(frame);
+      if (stream.writeBufferLength + encoded.length > this.limits.maxWriteBufferBytes) {
         reject('peer is not reading its responses; closing the stream', new UnavailableError('write buffer full'));
         return;
       }
       try {
-        stream.send(encodeFrame(frame));
+        stream.send(encoded);
       } catch (err) {
         reject('cannot write a response; closing the stream', err);
       }

@@ -241,7 +241,9 @@ export class MemoryTransport implements Transport {
     return new Promise<Uint8Array>((resolve, reject) => {
       const timer = setTimeout(() => {
         if (this.finish(id)) {
-          reject(new TimeoutError(`request '${protocol}' to ${peer} timed out after ${timeoutMs} ms`, { peer, protocol }));
+          reject(
+            new TimeoutError(`request '${protocol}' to ${peer} timed out after ${timeoutMs} ms`, { peer, protocol }),
+          );
         }
       }, timeoutMs);
       this.pending.set(id, { peer, resolve, reject, timer });
@@ -323,7 +325,12 @@ export class MemoryTransport implements Transport {
   > {
     const handler = this.running ? this.handlers.get(protocol) : undefined;
     if (!handler) {
-      return { ok: false, code: 'unavailable', message: `no handler for protocol '${protocol}'`, details: { protocol } };
+      return {
+        ok: false,
+        code: 'unavailable',
+        message: `no handler for protocol '${protocol}'`,
+        details: { protocol },
+      };
     }
     try {
       const response = await handler(from, payload);
