@@ -1,9 +1,23 @@
 /**
  * History checkers for Parley: histories and their exports, linearizability with
  * its models, convergence, fencing, durability and an invariant registry.
+ *
+ * @example
+ * ```ts
+ * import { HistoryRecorder, checkLinearizability, parleyEntryModel } from '@parley/sim';
+ * const rec = new HistoryRecorder({ nowMs: () => sim.nowMs() });
+ * rec.invoke('c1', 'set', { value: 1, ifNotExists: true }, 'cfg');
+ * rec.ok('c1', { version: 'v1' });
+ * const result = checkLinearizability(parleyEntryModel, rec.events(), { timeoutMs: 10_000 });
+ * result.verdict; // 'linearizable'
+ * ```
  */
+export * from './convergence.js';
+export * from './durability.js';
 export * from './edn.js';
+export * from './fencing.js';
 export * from './history.js';
+export * from './invariants.js';
 export * from './linearizability.js';
 export * from './model.js';
 export * from './models.js';
