@@ -10,7 +10,7 @@ import {
   type Random,
   UnavailableError,
 } from '@parley/interface';
-import { decodeConfChange } from './confchange.js';
+import { decodeConfChange, encodeConfChange } from './confchange.js';
 import { entryBytes, RaftLog } from './log.js';
 import { Progress } from './progress.js';
 import {
@@ -67,7 +67,11 @@ export interface RaftConfig {
   maxPendingReads?: number;
   /** The application's last applied index at restart. Default: the snapshot index. */
   applied?: number;
-  /** Initial membership, used only when storage holds none (a fresh cluster member). */
+  /**
+   * Initial membership of a new cluster, used only when storage is empty: it is
+   * written as committed conf entries 1..n at term 1. Leave empty on a member
+   * that joins an existing cluster (it learns the membership from the leader).
+   */
   voters?: PeerId[];
   learners?: PeerId[];
 }
@@ -120,6 +124,8 @@ export class Raft {
   leadTransferee: PeerId = NONE;
   pendingConfIndex = 0;
   uncommittedBytes = 0;
+  /** Bootstrap conf entries, already applied to the membership by Raft itself. */
+  private bootstrapIndex = 0;
 
   electionElapsed = 0;
   heartbeatElapsed = 0;
@@ -177,15 +183,39 @@ export class Raft {
     const snapIndex = cfg.storage.snapshot().meta.index;
     this.log = new RaftLog(cfg.storage, cfg.applied ?? snapIndex);
     const { hardState, confState } = cfg.storage.initialState();
-    const cs =
-      confState.voters.length + confState.learners.length > 0
-        ? confState
-        : { voters: cfg.voters ?? [], learners: cfg.learners ?? [] };
-    for (const v of cs.voters) this.voters.add(v);
-    for (const l of cs.learners) if (!this.voters.has(l)) this.learners.add(l);
+    for (const v of confState.voters) this.voters.add(v);
+    for (const l of confState.learners) if (!this.voters.has(l)) this.learners.add(l);
     this.term = hardState.term;
     this.vote = hardState.vote;
+    const fresh = hardState.term === 0 && cfg.storage.lastIndex() === 0 && snapIndex === 0;
+    if (fresh && (cfg.voters?.length ?? 0) > 0) this.bootstrap(cfg.voters ?? [], cfg.learners ?? []);
     this.becomeFollower(this.term, NONE);
+  }
+
+  /**
+   * A new cluster member: the initial membership becomes committed conf
+   * entries at term 1 (indexes 1..n, identical on every bootstrapping member),
+   * so a member added later learns it by plain replication.
+   */
+  private bootstrap(voters: PeerId[], learners: PeerId[]): void {
+    const changes: ConfChange[] = [
+      ...[...new Set(voters)].sort().map((node): ConfChange => ({ type: 'addVoter', node })),
+      ...[...new Set(learners)]
+        .filter((l) => !voters.includes(l))
+        .sort()
+        .map((node): ConfChange => ({ type: 'addLearner', node })),
+    ];
+    const ents: RaftEntry[] = changes.map((cc, i) => ({
+      term: 1,
+      index: i + 1,
+      type: 'conf',
+      data: encodeConfChange(cc),
+    }));
+    this.log.append(ents);
+    this.log.commitTo(ents.length);
+    this.bootstrapIndex = ents.length;
+    this.term = 1;
+    for (const cc of changes) this.applyConfChange(cc);
   }
 
   // ---- helpers -------------------------------------------------------------
@@ -335,8 +365,8 @@ export class Raft {
   }
 
   private hasUnappliedConfChanges(): boolean {
-    if (this.log.committed <= this.log.applied) return false;
-    let lo = this.log.applied + 1;
+    let lo = Math.max(this.log.applied, this.bootstrapIndex) + 1;
+    if (this.log.committed < lo) return false;
     const hi = this.log.committed + 1;
     while (lo < hi) {
       let ents: RaftEntry[];

@@ -27,7 +27,7 @@ export class RawNode {
   constructor(config: RaftConfig) {
     this.raft = new Raft(config);
     this.prevSoft = { lead: this.raft.lead, state: this.raft.state };
-    this.prevHard = this.raft.hardState();
+    this.prevHard = this.raft.log.storage.initialState().hardState;
   }
 
   get id(): PeerId {
