@@ -1,20 +1,602 @@
-import type { Delta, Digest } from './types.js';
+/**
+ * The binary codec of @parley/crdt: deltas, full states and digests.
+ * Deterministic (one abstract value, one byte string) and versioned.
+ *
+ * Tag table
+ * ---------
+ *   byte 0          FORMAT_VERSION (1)
+ *   byte 1          message tag:
+ *                     0x01 DELTA    a local operation's delta or an anti-entropy reply
+ *                     0x02 STATE    a replica's full state
+ *                     0x03 DIGEST   a replica's seen-dot context
+ *   state header    low two bits = key state type:
+ *                     0b00 REGISTER   0b01 TOMBSTONE   0b10 COUNTER
+ *                   flag bits (registers and tombstones):
+ *                     0x04 SAME_NODE       node index equals the previous state's
+ *                     0x08 NEXT_SEQ        seq = previous seq + 1 (implies SAME_NODE)
+ *                     0x10 LOGICAL_ZERO    logical counter is 0 (else a varint follows)
+ *                     0x20 SAME_TTL        ttlSeconds equals the previous register's
+ *                     0x40 CREATED_IS_WALL createdAt equals wallMs (else wallMs − createdAt follows)
+ *
+ * Layout (varint = unsigned LEB128, at most 8 bytes, canonical; zigzag for signed)
+ * ------
+ *   DELTA | STATE:  version tag ns:str nodes context states
+ *   DIGEST:         version tag ns:str nodes context
+ *   str:            varint byteLength, UTF-8 bytes
+ *   nodes:          varint n, n strings in strictly ascending code-unit order
+ *   context:        varint origins, then per origin (ascending node index):
+ *                     varint nodeIndex, varint rangeCount ≥ 1,
+ *                     per range: varint (lo − previous hi − 1), varint (hi − lo)   [previous hi starts at 0]
+ *   states:         varint nRegisterOrTombstone, those states in ascending (node, seq),
+ *                   varint nCounter, counters in ascending key order; keys unique across both
+ *   register:       header key:str [nodeIndex] [seq | seqDelta] wallDelta:zigzag [logical] [ttl]
+ *                   [wall − createdAt] value:str (JSON text)
+ *   tombstone:      the same without ttl, createdAt and value
+ *   counter:        header(0b10) key:str wallDelta:zigzag logical baseNode (0 = zero stamp, else index+1)
+ *                   createdAt:zigzag (relative to the base wallMs) varint nShares ≥ 1,
+ *                   per share (ascending node index): nodeIndex inc dec wallDelta:zigzag logical seq ttl
+ *   wallDelta is relative to the previous state's wallMs (0 at the start); a share's is
+ *   relative to its counter's birth wallMs.
+ *
+ * Decoders throw only DecodeError, allocate in proportion to the input, and
+ * never loop longer than the input is long.
+ */
+import { DecodeError } from '@parley/interface';
+import { DotContext } from './context.js';
+import type {
+  CounterShare,
+  CounterState,
+  Delta,
+  Digest,
+  DotRanges,
+  JsonValue,
+  KeyState,
+  RegisterState,
+  TombstoneState,
+} from './types.js';
 
-export function encodeDelta(_delta: Delta): Uint8Array {
-  throw new Error('not implemented yet');
+export const FORMAT_VERSION = 1;
+export const TAG_DELTA = 0x01;
+export const TAG_STATE = 0x02;
+export const TAG_DIGEST = 0x03;
+
+const T_REGISTER = 0b00;
+const T_TOMBSTONE = 0b01;
+const T_COUNTER = 0b10;
+const F_SAME_NODE = 0x04;
+const F_NEXT_SEQ = 0x08;
+const F_LOGICAL_ZERO = 0x10;
+const F_SAME_TTL = 0x20;
+const F_CREATED_IS_WALL = 0x40;
+
+const MAX_TTL_SECONDS_WIRE = 0xffff_ffff;
+
+const textEncoder = new TextEncoder();
+const textDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+// ---------------------------------------------------------------- writer
+
+class Writer {
+  private buf: Uint8Array;
+  pos = 0;
+
+  constructor(capacity = 256) {
+    this.buf = new Uint8Array(capacity);
+  }
+
+  private ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.pos + n) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+  }
+
+  byte(b: number): void {
+    this.ensure(1);
+    this.buf[this.pos++] = b;
+  }
+
+  varint(n: number): void {
+    this.ensure(8);
+    while (n >= 0x80) {
+      this.buf[this.pos++] = (n % 0x80) | 0x80;
+      n = Math.floor(n / 0x80);
+    }
+    this.buf[this.pos++] = n;
+  }
+
+  zigzag(n: number): void {
+    this.varint(n >= 0 ? n * 2 : -n * 2 - 1);
+  }
+
+  str(s: string): void {
+    this.ensure(s.length * 3 + 8);
+    // Reserve one length byte; move the bytes if the length needs more.
+    const start = this.pos + 1;
+    const { written } = textEncoder.encodeInto(s, this.buf.subarray(start));
+    if (written < 0x80) {
+      this.buf[this.pos] = written;
+      this.pos = start + written;
+      return;
+    }
+    const bytes = this.buf.slice(start, start + written);
+    this.varint(written);
+    this.ensure(written);
+    this.buf.set(bytes, this.pos);
+    this.pos += written;
+  }
+
+  finish(): Uint8Array {
+    return this.buf.slice(0, this.pos);
+  }
 }
-export function decodeDelta(_bytes: Uint8Array): Delta {
-  throw new Error('not implemented yet');
+
+// ---------------------------------------------------------------- reader
+
+class Reader {
+  pos = 0;
+  constructor(private readonly buf: Uint8Array) {}
+
+  get remaining(): number {
+    return this.buf.length - this.pos;
+  }
+
+  byte(): number {
+    if (this.pos >= this.buf.length) throw new DecodeError('unexpected end of input', this.pos);
+    return this.buf[this.pos++] as number;
+  }
+
+  varint(): number {
+    let n = 0;
+    let scale = 1;
+    for (let i = 0; i < 8; i++) {
+      const b = this.byte();
+      n += (b & 0x7f) * scale;
+      if ((b & 0x80) === 0) {
+        if (b === 0 && i > 0) throw new DecodeError('non-canonical varint', this.pos - 1);
+        if (n > Number.MAX_SAFE_INTEGER) throw new DecodeError('varint beyond the safe integer range', this.pos);
+        return n;
+      }
+      scale *= 0x80;
+    }
+    throw new DecodeError('varint longer than 8 bytes', this.pos);
+  }
+
+  zigzag(): number {
+    const z = this.varint();
+    return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+  }
+
+  /** A count of items that take at least `minBytes` each: bounded by what is left. */
+  count(minBytes: number): number {
+    const n = this.varint();
+    if (n * minBytes > this.remaining) throw new DecodeError(`count ${n} exceeds the remaining input`, this.pos);
+    return n;
+  }
+
+  str(): string {
+    const len = this.varint();
+    if (len > this.remaining) throw new DecodeError('string runs past the end of input', this.pos);
+    const bytes = this.buf.subarray(this.pos, this.pos + len);
+    this.pos += len;
+    try {
+      return textDecoder.decode(bytes);
+    } catch {
+      throw new DecodeError('invalid UTF-8', this.pos - len);
+    }
+  }
+
+  end(): void {
+    if (this.pos !== this.buf.length) throw new DecodeError('trailing bytes', this.pos);
+  }
 }
-export function encodeState(_state: Delta): Uint8Array {
-  throw new Error('not implemented yet');
+
+// ---------------------------------------------------------------- shared pieces
+
+function compareStr(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
-export function decodeState(_bytes: Uint8Array): Delta {
-  throw new Error('not implemented yet');
+
+function normalizeContext(ranges: DotRanges): Map<string, number[]> {
+  const c = new DotContext();
+  c.addAll(ranges);
+  return c.snapshot();
 }
-export function encodeDigest(_digest: Digest): Uint8Array {
-  throw new Error('not implemented yet');
+
+function nodeTable(context: Map<string, number[]>, states: readonly KeyState[]): Map<string, number> {
+  const names = new Set<string>(context.keys());
+  for (const s of states) {
+    if (s.node !== '') names.add(s.node);
+    if (s.type === 'counter') for (const n of s.shares.keys()) names.add(n);
+  }
+  const sorted = [...names].sort(compareStr);
+  return new Map(sorted.map((n, i) => [n, i]));
 }
-export function decodeDigest(_bytes: Uint8Array): Digest {
-  throw new Error('not implemented yet');
+
+function writeHead(w: Writer, tag: number, namespace: string, nodes: Map<string, number>): void {
+  w.byte(FORMAT_VERSION);
+  w.byte(tag);
+  w.str(namespace);
+  w.varint(nodes.size);
+  for (const n of nodes.keys()) w.str(n);
+}
+
+function writeContext(w: Writer, context: Map<string, number[]>, nodes: Map<string, number>): void {
+  w.varint(context.size);
+  for (const [node, r] of context) {
+    w.varint(nodes.get(node) as number);
+    w.varint(r.length / 2);
+    let prevHi = 0;
+    for (let i = 0; i < r.length; i += 2) {
+      const lo = r[i] as number;
+      const hi = r[i + 1] as number;
+      w.varint(lo - prevHi - 1);
+      w.varint(hi - lo);
+      prevHi = hi;
+    }
+  }
+}
+
+interface Head {
+  namespace: string;
+  nodes: string[];
+}
+
+function readHead(r: Reader, expectedTag: number): Head {
+  const version = r.byte();
+  if (version !== FORMAT_VERSION) throw new DecodeError(`unsupported format version ${version}`, 0);
+  const tag = r.byte();
+  if (tag !== expectedTag) throw new DecodeError(`expected message tag ${expectedTag}, got ${tag}`, 1);
+  const namespace = r.str();
+  const n = r.count(1);
+  const nodes: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const name = r.str();
+    const prev = nodes[i - 1];
+    if (prev !== undefined && !(prev < name)) throw new DecodeError('node table not strictly ascending', r.pos);
+    if (name.length === 0) throw new DecodeError('empty node id', r.pos);
+    nodes.push(name);
+  }
+  return { namespace, nodes };
+}
+
+function nodeAt(r: Reader, nodes: readonly string[]): string {
+  const i = r.varint();
+  const name = nodes[i];
+  if (name === undefined) throw new DecodeError(`node index ${i} out of range`, r.pos);
+  return name;
+}
+
+function readContext(r: Reader, nodes: readonly string[]): Map<string, number[]> {
+  const origins = r.count(3);
+  const out = new Map<string, number[]>();
+  let prevIndex = -1;
+  for (let o = 0; o < origins; o++) {
+    const index = r.varint();
+    if (index <= prevIndex || index >= nodes.length) throw new DecodeError('context origins not ascending', r.pos);
+    prevIndex = index;
+    const n = r.count(2);
+    if (n === 0) throw new DecodeError('context origin without ranges', r.pos);
+    const ranges: number[] = [];
+    let prevHi = 0;
+    for (let i = 0; i < n; i++) {
+      const gap = r.varint();
+      if (i > 0 && gap === 0) throw new DecodeError('adjacent context ranges', r.pos);
+      const lo = prevHi + 1 + gap;
+      const hi = lo + r.varint();
+      if (hi > Number.MAX_SAFE_INTEGER) throw new DecodeError('sequence number out of range', r.pos);
+      ranges.push(lo, hi);
+      prevHi = hi;
+    }
+    out.set(nodes[index] as string, ranges);
+  }
+  return out;
+}
+
+function safeAdd(a: number, b: number, r: Reader): number {
+  const x = a + b;
+  if (x < 0 || x > Number.MAX_SAFE_INTEGER) throw new DecodeError('time out of range', r.pos);
+  return x;
+}
+
+// ---------------------------------------------------------------- JSON values
+
+const MAYBE_ODD_NUMBER = /-0|[eE]/;
+
+function jsonText(value: JsonValue): string {
+  return JSON.stringify(value);
+}
+
+/** Rewrites -0 to 0 in place and rejects non-finite numbers (1e400 parses to Infinity). */
+function checkNumbers(v: JsonValue, r: Reader, depth: number): JsonValue {
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new DecodeError('non-finite number in value', r.pos);
+    return v === 0 ? 0 : v;
+  }
+  if (v === null || typeof v !== 'object') return v;
+  if (depth > 10_000) throw new DecodeError('value nested too deeply', r.pos);
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) v[i] = checkNumbers(v[i] as JsonValue, r, depth + 1);
+  } else {
+    for (const k of Object.keys(v)) v[k] = checkNumbers(v[k] as JsonValue, r, depth + 1);
+  }
+  return v;
+}
+
+function readValue(r: Reader): JsonValue {
+  const text = r.str();
+  let value: JsonValue;
+  try {
+    value = JSON.parse(text) as JsonValue;
+  } catch {
+    throw new DecodeError('value is not JSON', r.pos);
+  }
+  if (MAYBE_ODD_NUMBER.test(text)) {
+    try {
+      value = checkNumbers(value, r, 0);
+    } catch (err) {
+      if (err instanceof DecodeError) throw err;
+      throw new DecodeError('value is not decodable', r.pos);
+    }
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------- deltas and states
+
+function compareDots(a: RegisterState | TombstoneState, b: RegisterState | TombstoneState): number {
+  return a.node === b.node ? a.seq - b.seq : compareStr(a.node, b.node);
+}
+
+function writeBody(w: Writer, tag: number, delta: Delta): void {
+  const context = normalizeContext(delta.context);
+  const nodes = nodeTable(context, delta.states);
+  writeHead(w, tag, delta.namespace, nodes);
+  writeContext(w, context, nodes);
+  const plain: Array<RegisterState | TombstoneState> = [];
+  const counters: CounterState[] = [];
+  for (const s of delta.states) {
+    if (s.type === 'counter') counters.push(s);
+    else plain.push(s);
+  }
+  plain.sort(compareDots);
+  counters.sort((a, b) => compareStr(a.key, b.key));
+  w.varint(plain.length);
+  let prevNode = '';
+  let prevSeq = 0;
+  let prevWall = 0;
+  let prevTtl = -1;
+  for (const s of plain) {
+    let header = s.type === 'register' ? T_REGISTER : T_TOMBSTONE;
+    const sameNode = s.node === prevNode;
+    if (sameNode) header |= F_SAME_NODE;
+    if (sameNode && s.seq === prevSeq + 1) header |= F_NEXT_SEQ;
+    if (s.logical === 0) header |= F_LOGICAL_ZERO;
+    if (s.type === 'register') {
+      if (s.ttlSeconds === prevTtl) header |= F_SAME_TTL;
+      if (s.createdAt === s.wallMs) header |= F_CREATED_IS_WALL;
+    }
+    w.byte(header);
+    w.str(s.key);
+    if (!sameNode) w.varint(nodes.get(s.node) as number);
+    if (!(header & F_NEXT_SEQ)) w.varint(sameNode ? s.seq - prevSeq - 1 : s.seq);
+    w.zigzag(s.wallMs - prevWall);
+    if (s.logical !== 0) w.varint(s.logical);
+    if (s.type === 'register') {
+      if (s.ttlSeconds !== prevTtl) w.varint(s.ttlSeconds);
+      if (s.createdAt !== s.wallMs) w.varint(s.wallMs - s.createdAt);
+      w.str(jsonText(s.value));
+      prevTtl = s.ttlSeconds;
+    }
+    prevNode = s.node;
+    prevSeq = s.seq;
+    prevWall = s.wallMs;
+  }
+  w.varint(counters.length);
+  for (const c of counters) {
+    w.byte(T_COUNTER);
+    w.str(c.key);
+    w.zigzag(c.wallMs - prevWall);
+    w.varint(c.logical);
+    w.varint(c.node === '' ? 0 : (nodes.get(c.node) as number) + 1);
+    w.zigzag(c.createdAt - c.wallMs);
+    const shares = [...c.shares].sort((a, b) => compareStr(a[0], b[0]));
+    w.varint(shares.length);
+    for (const [node, s] of shares) {
+      w.varint(nodes.get(node) as number);
+      w.varint(s.inc);
+      w.varint(s.dec);
+      w.zigzag(s.wallMs - c.wallMs);
+      w.varint(s.logical);
+      w.varint(s.seq);
+      w.varint(s.ttlSeconds);
+    }
+    prevWall = c.wallMs;
+  }
+}
+
+function readBody(r: Reader, tag: number): Delta {
+  const head = readHead(r, tag);
+  const { nodes } = head;
+  const context = readContext(r, nodes);
+  const states: KeyState[] = [];
+  const keys = new Set<string>();
+  const addKey = (key: string) => {
+    if (key.length === 0) throw new DecodeError('empty key', r.pos);
+    if (keys.has(key)) throw new DecodeError('duplicate key', r.pos);
+    keys.add(key);
+  };
+  const nPlain = r.count(4);
+  let prevNode = '';
+  let prevSeq = 0;
+  let prevWall = 0;
+  let prevTtl = -1;
+  for (let i = 0; i < nPlain; i++) {
+    const header = r.byte();
+    const type = header & 0b11;
+    if (type !== T_REGISTER && type !== T_TOMBSTONE) throw new DecodeError('expected a register or tombstone', r.pos);
+    if (header & 0x80) throw new DecodeError('unknown header flag', r.pos);
+    if (type === T_TOMBSTONE && header & (F_SAME_TTL | F_CREATED_IS_WALL)) {
+      throw new DecodeError('register flag on a tombstone', r.pos);
+    }
+    const sameNode = (header & F_SAME_NODE) !== 0;
+    const nextSeq = (header & F_NEXT_SEQ) !== 0;
+    if (i === 0 && sameNode) throw new DecodeError('first state cannot repeat a node', r.pos);
+    if (nextSeq && !sameNode) throw new DecodeError('NEXT_SEQ without SAME_NODE', r.pos);
+    const key = r.str();
+    addKey(key);
+    let node = prevNode;
+    if (!sameNode) {
+      node = nodeAt(r, nodes);
+      if (i > 0 && !(node > prevNode)) throw new DecodeError('states not in dot order', r.pos);
+    }
+    let seq: number;
+    if (nextSeq) seq = prevSeq + 1;
+    else if (sameNode) {
+      const d = r.varint();
+      if (d === 0) throw new DecodeError('NEXT_SEQ not used for the next sequence number', r.pos);
+      seq = prevSeq + 1 + d;
+    } else seq = r.varint();
+    if (seq < 1 || seq > Number.MAX_SAFE_INTEGER) throw new DecodeError('sequence number out of range', r.pos);
+    const wallMs = safeAdd(prevWall, r.zigzag(), r);
+    let logical = 0;
+    if (!(header & F_LOGICAL_ZERO)) {
+      logical = r.varint();
+      if (logical === 0) throw new DecodeError('LOGICAL_ZERO not used for a zero counter', r.pos);
+    }
+    if (type === T_REGISTER) {
+      let ttlSeconds = prevTtl;
+      if (header & F_SAME_TTL) {
+        if (prevTtl < 0) throw new DecodeError('SAME_TTL on the first register', r.pos);
+      } else {
+        ttlSeconds = r.varint();
+        if (ttlSeconds === prevTtl) throw new DecodeError('SAME_TTL not used for a repeated TTL', r.pos);
+        if (ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS_WIRE) throw new DecodeError('ttl out of range', r.pos);
+      }
+      let createdAt = wallMs;
+      if (!(header & F_CREATED_IS_WALL)) {
+        const back = r.varint();
+        if (back === 0 || back > wallMs) throw new DecodeError('createdAt out of range', r.pos);
+        createdAt = wallMs - back;
+      }
+      const value = readValue(r);
+      states.push({ type: 'register', key, wallMs, logical, node, seq, ttlSeconds, createdAt, value });
+      prevTtl = ttlSeconds;
+    } else {
+      states.push({ type: 'tombstone', key, wallMs, logical, node, seq });
+    }
+    prevNode = node;
+    prevSeq = seq;
+    prevWall = wallMs;
+  }
+  const nCounters = r.count(13);
+  let prevKey: string | undefined;
+  for (let i = 0; i < nCounters; i++) {
+    if (r.byte() !== T_COUNTER) throw new DecodeError('expected a counter', r.pos);
+    const key = r.str();
+    if (prevKey !== undefined && !(prevKey < key)) throw new DecodeError('counters not in key order', r.pos);
+    prevKey = key;
+    addKey(key);
+    const wallMs = safeAdd(prevWall, r.zigzag(), r);
+    const logical = r.varint();
+    const baseIndex = r.varint();
+    let node = '';
+    if (baseIndex > 0) {
+      const name = nodes[baseIndex - 1];
+      if (name === undefined) throw new DecodeError(`node index ${baseIndex - 1} out of range`, r.pos);
+      node = name;
+    } else if (wallMs !== 0 || logical !== 0) {
+      throw new DecodeError('counter base without a node', r.pos);
+    }
+    const createdAt = safeAdd(wallMs, r.zigzag(), r);
+    const n = r.count(7);
+    if (n === 0) throw new DecodeError('counter without shares', r.pos);
+    const shares = new Map<string, CounterShare>();
+    let prevIndex = -1;
+    for (let j = 0; j < n; j++) {
+      const index = r.varint();
+      if (index <= prevIndex || index >= nodes.length) throw new DecodeError('shares not in node order', r.pos);
+      prevIndex = index;
+      const inc = r.varint();
+      const dec = r.varint();
+      const shareWall = safeAdd(wallMs, r.zigzag(), r);
+      const shareLogical = r.varint();
+      const seq = r.varint();
+      if (seq < 1) throw new DecodeError('sequence number out of range', r.pos);
+      const ttlSeconds = r.varint();
+      if (ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS_WIRE) throw new DecodeError('ttl out of range', r.pos);
+      shares.set(nodes[index] as string, {
+        inc,
+        dec,
+        wallMs: shareWall,
+        logical: shareLogical,
+        seq,
+        ttlSeconds,
+      });
+    }
+    states.push({ type: 'counter', key, wallMs, logical, node, createdAt, shares });
+    prevWall = wallMs;
+  }
+  r.end();
+  return { namespace: head.namespace, states, context };
+}
+
+function guard<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof DecodeError) throw err;
+    throw new DecodeError(`undecodable input: ${(err as Error)?.message ?? String(err)}`);
+  }
+}
+
+function asBytes(bytes: Uint8Array): Uint8Array {
+  if (!(bytes instanceof Uint8Array)) throw new DecodeError('input is not a Uint8Array');
+  return bytes;
+}
+
+/** Encodes a delta (a local operation's, or an anti-entropy reply). */
+export function encodeDelta(delta: Delta): Uint8Array {
+  const w = new Writer(64 + delta.states.length * 32);
+  writeBody(w, TAG_DELTA, delta);
+  return w.finish();
+}
+
+/** Decodes a delta; throws only DecodeError. */
+export function decodeDelta(bytes: Uint8Array): Delta {
+  return guard(() => readBody(new Reader(asBytes(bytes)), TAG_DELTA));
+}
+
+/** Encodes a full state (`replica.state()`); converged replicas encode to identical bytes. */
+export function encodeState(state: Delta): Uint8Array {
+  const w = new Writer(64 + state.states.length * 32);
+  writeBody(w, TAG_STATE, state);
+  return w.finish();
+}
+
+/** Decodes a full state; throws only DecodeError. Merge it into a replica to load it. */
+export function decodeState(bytes: Uint8Array): Delta {
+  return guard(() => readBody(new Reader(asBytes(bytes)), TAG_STATE));
+}
+
+export function encodeDigest(digest: Digest): Uint8Array {
+  const context = normalizeContext(digest.context);
+  const nodes = nodeTable(context, []);
+  const w = new Writer();
+  writeHead(w, TAG_DIGEST, digest.namespace, nodes);
+  writeContext(w, context, nodes);
+  return w.finish();
+}
+
+/** Decodes a digest; throws only DecodeError. */
+export function decodeDigest(bytes: Uint8Array): Digest {
+  return guard(() => {
+    const r = new Reader(asBytes(bytes));
+    const head = readHead(r, TAG_DIGEST);
+    const context = readContext(r, head.nodes);
+    r.end();
+    return { namespace: head.namespace, context };
+  });
 }

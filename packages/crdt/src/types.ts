@@ -62,8 +62,12 @@ export interface CounterShare {
 }
 
 /**
- * A PN-counter incarnation. (wallMs, logical, node) is the stamp of the
- * increment that created it: the incarnation's identity in the LWW order.
+ * A PN-counter incarnation. (wallMs, logical, node) is its base: the stamp of
+ * the state it replaced (a tombstone, an expired entry's latest write), or the
+ * zero stamp (node '') for a counter started on a key never seen. The base is
+ * the incarnation's identity and its place in the LWW order (just after the
+ * state it replaced), so replicas that start counting from the same state
+ * share one incarnation and their increments add up.
  */
 export interface CounterState {
   readonly type: 'counter';
@@ -71,6 +75,8 @@ export interface CounterState {
   readonly wallMs: number;
   readonly logical: number;
   readonly node: string;
+  /** Earliest physical ms any replica started this incarnation at (joins by min). */
+  readonly createdAt: number;
   /** Shares by node id. */
   readonly shares: ReadonlyMap<string, CounterShare>;
 }
