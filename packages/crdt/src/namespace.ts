@@ -547,7 +547,7 @@ export class NamespaceReplica {
     for (const [key, state] of this.states) {
       if (nowMs < expiresAtOf(state)) continue;
       const old = maxWallOf(state) + this.tombstoneGraceMs <= nowMs;
-      const everywhere = acked !== undefined && acked.every((c) => seenBy(c, state));
+      const everywhere = acked?.every((c) => seenBy(c, state)) === true;
       if (old || everywhere) {
         this.uninstall(key, state);
         removed++;
