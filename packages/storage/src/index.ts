@@ -15,8 +15,8 @@
  */
 export { crc32c } from './crc32c.js';
 export { compareKeys, decodeKey, encodeKey, MAX_KEY_BYTES, prefixUpperBound } from './key-codec.js';
-export { LevelKVStorage, type LevelKVOptions, openLevelKV, REMOVE_RANGE_CHUNK_KEYS } from './level-kv.js';
-export { LevelRaftLogStorage, type LevelRaftLogOptions, openLevelRaftLog } from './level-raft-log.js';
+export { type LevelKVOptions, LevelKVStorage, openLevelKV, REMOVE_RANGE_CHUNK_KEYS } from './level-kv.js';
+export { type LevelRaftLogOptions, LevelRaftLogStorage, openLevelRaftLog } from './level-raft-log.js';
 export { MemoryKVDisk, type MemoryKVOptions, MemoryKVStorage, openMemoryKV } from './memory-kv.js';
 export {
   MemoryRaftLogDisk,

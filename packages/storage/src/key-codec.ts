@@ -24,10 +24,10 @@ function assertKey(key: StorageKey, allowEmpty: boolean): void {
 
 /** True when `s` holds U+0000 or U+0001; throws on a lone surrogate (it has no UTF-8 form, so two keys would collide). */
 function needsEscape(s: string): boolean {
-  let escape = false;
+  let found = false;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c < 2) escape = true;
+    if (c < 2) found = true;
     else if (c >= 0xd800 && c <= 0xdfff) {
       const next = s.charCodeAt(i + 1);
       if (c > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) {
@@ -36,7 +36,7 @@ function needsEscape(s: string): boolean {
       i++;
     }
   }
-  return escape;
+  return found;
 }
 
 /** Encodes a key; `prefix` allows the empty array (the whole keyspace). */

@@ -16,7 +16,7 @@ import {
 import { Level } from 'level';
 import { mapLevelError } from './errors.js';
 import { decodeKey, encodeKey, prefixUpperBound } from './key-codec.js';
-import { allocRecord, openRecord, RECORD_HEADER_BYTES, sealRecord } from './record.js';
+import { allocRecord, bytesView, openRecord, RECORD_HEADER_BYTES, sealRecord } from './record.js';
 
 export interface LevelKVOptions {
   /** Directory of the LevelDB database; created when missing. */
@@ -85,7 +85,7 @@ export class LevelKVStorage implements KVStorage {
 
   private decode(key: Buffer, value: Buffer): Uint8Array {
     const rec = openRecord(this.name, key, value, () => `key ${JSON.stringify(safeDecodeKey(key))}`);
-    return rec.subarray(RECORD_HEADER_BYTES);
+    return bytesView(rec, RECORD_HEADER_BYTES);
   }
 
   async load(key: StorageKey): Promise<Uint8Array | undefined> {

@@ -34,6 +34,7 @@ import {
   SNAPSHOT_KEY,
 } from './raft-codec.js';
 import { RaftLogState, type SavePlan } from './raft-log-state.js';
+import { bytesView } from './record.js';
 
 export interface LevelRaftLogOptions {
   /** Directory of the LevelDB database; created when missing. */
@@ -156,7 +157,7 @@ export class LevelRaftLogStorage implements RaftLogStorage {
       const value = encodeEntry(key, e);
       ops.push({ type: 'put', key, value });
       // Memory keeps a view of the encoded record: one copy, and immune to the caller reusing its buffer.
-      append.push({ term: e.term, index: e.index, type: e.type, data: value.subarray(value.length - e.data.length) });
+      append.push({ term: e.term, index: e.index, type: e.type, data: bytesView(value, value.length - e.data.length) });
     }
     if (plan.hardState) ops.push({ type: 'put', key: HARD_STATE_KEY, value: encodeHardState(plan.hardState) });
     return { ops, append };
@@ -168,7 +169,7 @@ export class LevelRaftLogStorage implements RaftLogStorage {
       const snap = this.state.planCreateSnapshot(index, confState, data);
       const value = encodeSnapshot(snap);
       await this.write([{ type: 'put', key: SNAPSHOT_KEY, value }]);
-      const stored = { meta: snap.meta, data: value.subarray(value.length - data.length) };
+      const stored = { meta: snap.meta, data: bytesView(value, value.length - data.length) };
       this.state.snapshotValue = stored;
       return stored;
     });

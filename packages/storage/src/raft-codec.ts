@@ -18,7 +18,7 @@ import {
   type RaftSnapshot,
   StorageCorruptError,
 } from '@parley/interface';
-import { allocRecord, openRecord, RECORD_HEADER_BYTES, sealRecord } from './record.js';
+import { allocRecord, bytesView, openRecord, RECORD_HEADER_BYTES, sealRecord } from './record.js';
 
 const H = RECORD_HEADER_BYTES;
 export const ENTRY_PREFIX = 0x65; // 'e'
@@ -57,7 +57,7 @@ export function decodeEntry(store: string, key: Buffer, value: Buffer, index: nu
   const t = rec[H + 8];
   if (t !== 0 && t !== 1) throw new StorageCorruptError(store, `entry ${index}: unknown type ${t}`);
   const type: EntryType = t === 1 ? 'conf' : 'normal';
-  return { term: rec.readDoubleLE(H), index, type, data: rec.subarray(H + 9) };
+  return { term: rec.readDoubleLE(H), index, type, data: bytesView(rec, H + 9) };
 }
 
 export function encodeHardState(hs: HardState): Buffer {
@@ -119,6 +119,6 @@ export function decodeSnapshot(store: string, value: Buffer): RaftSnapshot {
   const confState: ConfState = { voters: c.v, learners: c.l };
   return {
     meta: { index: rec.readDoubleLE(H), term: rec.readDoubleLE(H + 8), confState },
-    data: rec.subarray(H + 20 + confBytes),
+    data: bytesView(rec, H + 20 + confBytes),
   };
 }

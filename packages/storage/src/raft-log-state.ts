@@ -164,7 +164,9 @@ export class RaftLogState implements RaftLogReader {
         }
         const prevTerm = first - 1 === offsetIndex ? (plan.offset?.term ?? this.offsetTerm) : this.term(first - 1);
         if (keep[0]!.term < prevTerm) {
-          throw new InvalidArgumentError(`entry ${first} has term ${keep[0]!.term} below its predecessor's ${prevTerm}`);
+          throw new InvalidArgumentError(
+            `entry ${first} has term ${keep[0]!.term} below its predecessor's ${prevTerm}`,
+          );
         }
         if (first <= lastIndex) {
           // Rewriting the log is allowed only past the commit index: a committed entry never changes.

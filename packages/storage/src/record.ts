@@ -47,3 +47,8 @@ export function openRecord(store: string, key: Uint8Array, rec: Uint8Array, what
 function hex(n: number): string {
   return `0x${n.toString(16).padStart(8, '0')}`;
 }
+
+/** A plain Uint8Array over `buf[start..end)` (no copy): callers see the contract's type, not a Buffer. */
+export function bytesView(buf: Uint8Array, start: number, end = buf.length): Uint8Array {
+  return new Uint8Array(buf.buffer, buf.byteOffset + start, end - start);
+}

@@ -44,7 +44,8 @@ export interface KVComplianceOptions {
 
 const enc = new TextEncoder();
 const bytes = (s: string): Uint8Array => enc.encode(s);
-const text = (b: Uint8Array | undefined): string | undefined => (b === undefined ? undefined : new TextDecoder().decode(b));
+const text = (b: Uint8Array | undefined): string | undefined =>
+  b === undefined ? undefined : new TextDecoder().decode(b);
 
 function seedFrom(options: { seed?: number }): number {
   if (options.seed !== undefined) return options.seed;
@@ -235,7 +236,8 @@ export function kvStorageCompliance(options: KVComplianceOptions): void {
       for (const size of [2, 50, 500]) {
         await ctx.s.save(['before', String(size)], bytes('here'));
         const ops: StorageOp[] = [];
-        for (let i = 0; i < size; i++) ops.push({ type: 'put', key: ['batch', String(size), String(i)], data: bytes(`${i}`) });
+        for (let i = 0; i < size; i++)
+          ops.push({ type: 'put', key: ['batch', String(size), String(i)], data: bytes(`${i}`) });
         ops.push({ type: 'del', key: ['before', String(size)] });
         const pending = ctx.s.batch(ops);
         pending.catch(() => undefined);

@@ -165,7 +165,9 @@ export function raftLogStorageCompliance(options: RaftLogComplianceOptions): voi
     it('rejects an append that would leave a gap, and changes nothing', async () => {
       const { s } = await setup();
       await s.save({ entries: run(1, 3, 1) });
-      expect(await errorOf(() => s.save({ entries: run(5, 6, 1), hardState: { term: 9, vote: 'x', commit: 0 } }))).toBeDefined();
+      expect(
+        await errorOf(() => s.save({ entries: run(5, 6, 1), hardState: { term: 9, vote: 'x', commit: 0 } })),
+      ).toBeDefined();
       expect(s.lastIndex()).toBe(3);
       expect(s.initialState().hardState.term).toBe(0);
     });
@@ -279,7 +281,10 @@ export function raftLogStorageCompliance(options: RaftLogComplianceOptions): voi
     it('keeps every acknowledged save across a crash', async () => {
       const ctx = await setup();
       for (let i = 1; i <= 30; i++) {
-        await ctx.s.save({ entries: [entry(i, 1 + Math.floor(i / 10))], hardState: { term: 3, vote: 'a', commit: i - 1 } });
+        await ctx.s.save({
+          entries: [entry(i, 1 + Math.floor(i / 10))],
+          hardState: { term: 3, vote: 'a', commit: i - 1 },
+        });
       }
       const s = await ctx.crashAndReopen();
       expect(s.lastIndex()).toBe(30);
@@ -380,7 +385,10 @@ export function raftLogStorageCompliance(options: RaftLogComplianceOptions): voi
             const data = `leader@${index}.${step}`;
             const nextHs = { term: Math.max(hs.term, term), vote: '', commit: index };
             await ctx.s.save({
-              snapshot: { meta: { index, term, confState: { voters: ['a', 'b'], learners: [] } }, data: enc.encode(data) },
+              snapshot: {
+                meta: { index, term, confState: { voters: ['a', 'b'], learners: [] } },
+                data: enc.encode(data),
+              },
               hardState: nextHs,
             });
             log = agrees ? log.slice(index - offset.index) : [];
