@@ -141,7 +141,8 @@ async function run(c: Cluster, command: string): Promise<string> {
       out.push('healed');
       break;
     case 'snapshot': {
-      const s = await c.snapshot(pos[0] as string);
+      const s = c.snapshot(pos[0] as string);
+      if (!s) throw new Error('nothing to snapshot');
       out.push(
         `${pos[0]}: snapshot ${s.meta.term}/${s.meta.index}, log compacted to first index ${c.get(pos[0] as string).storage.firstIndex()}`,
       );

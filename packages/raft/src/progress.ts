@@ -38,6 +38,12 @@ export class Inflights {
     if (this.count === 0) this.start = 0;
   }
 
+  /** Frees the oldest message (it was probably lost) so one more append can go out. */
+  freeFirstOne(): void {
+    if (this.count === 0) return;
+    this.freeLE(this.indexes[this.start] as number);
+  }
+
   full(): boolean {
     return this.count >= this.capacity || (this.maxBytes > 0 && this.bytes >= this.maxBytes);
   }

@@ -688,7 +688,8 @@ export class Raft {
       return false;
     }
     const cs = meta.confState;
-    if (!cs.voters.includes(this.id) && !cs.learners.includes(this.id)) return false;
+    // A member added after the snapshot was taken is not in its confState yet:
+    // it restores anyway and learns of itself from the entries that follow.
     if (this.log.matchTerm(meta.index, meta.term)) {
       // The log already has the snapshot's last entry: just fast-forward the commit.
       this.log.commitTo(meta.index);
@@ -857,6 +858,13 @@ export class Raft {
       }
       return;
     }
+    if (pr.state === 'snapshot' && m.index < pr.pendingSnapshot && m.index >= pr.match) {
+      // The follower finished (or refused) the snapshot without reaching it: probe again.
+      pr.maybeUpdate(m.index);
+      pr.becomeProbe();
+      this.dirty.set(m.from, this.dirty.get(m.from) ?? false);
+      return;
+    }
     const wasPaused = pr.isPaused();
     if (pr.maybeUpdate(m.index) || (pr.match === m.index && pr.state === 'probe')) {
       if (pr.state === 'probe') pr.becomeReplicate();
@@ -878,6 +886,9 @@ export class Raft {
       if (!pr.snapshotAcked) this.sendSnapChunk(m.from, pr); // retransmit a lost chunk
       pr.snapshotAcked = false;
     } else if (pr.match < this.log.lastIndex() || pr.sentCommit < this.log.committed) {
+      // A full window with a live follower means an append was lost: free a
+      // slot so the next append reveals the gap (the follower rejects it).
+      if (pr.state === 'replicate' && pr.inflights.full()) pr.inflights.freeFirstOne();
       this.dirty.set(m.from, true);
     }
     if (m.context.byteLength === 0 || this.readOnlyOption !== 'safe') return;

@@ -242,6 +242,14 @@ export class Cluster {
     return out;
   }
 
+  /** Delivers one message (already removed from the queue); returns false when it was dropped. */
+  deliverMessage(m: Message): boolean {
+    const target = this.nodes.get(m.to);
+    if (!target || target.crashed || this.cut.has(`${m.from}>${m.to}`)) return false;
+    target.node.step(m);
+    return true;
+  }
+
   /** Processes Readys and delivers messages until the cluster is quiet. */
   stabilize(maxRounds = 1000): string[] {
     const out: string[] = [];
@@ -285,11 +293,13 @@ export class Cluster {
   }
 
   /** Snapshots the toy state machine of `id` at its applied index and compacts its log. */
-  async snapshot(id: PeerId): Promise<RaftSnapshot> {
+  snapshot(id: PeerId): RaftSnapshot | undefined {
     const cn = this.get(id);
-    const s = await cn.storage.createSnapshot(cn.appliedIndex, cn.confState, encodeApplied(cn.applied));
-    await cn.storage.compact(cn.appliedIndex);
-    return s;
+    if (cn.appliedIndex <= cn.storage.snapshot().meta.index) return undefined;
+    // MemoryRaftStorage applies inside the call, so both take effect now.
+    void cn.storage.createSnapshot(cn.appliedIndex, cn.confState, encodeApplied(cn.applied));
+    void cn.storage.compact(cn.appliedIndex);
+    return cn.storage.snapshot();
   }
 
   crash(id: PeerId): void {
