@@ -14,6 +14,7 @@ import {
   type Transport,
   type TransportLimits,
 } from '@parley/interface';
+import { InvariantViolationError } from './check/invariants.js';
 import { type ClockSpec, HostClock } from './clock.js';
 import type { SimKernel } from './kernel.js';
 import { CALM_NETWORK, type NetEndpoint, type NetworkFaults, SimNetwork } from './network.js';
@@ -36,12 +37,13 @@ export class SimulationFailure extends Error {
   }
 }
 
-/** Thrown by an invariant to report a correctness violation. */
-export class InvariantViolation extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvariantViolation';
-  }
+/**
+ * Reports a correctness violation from simulated code, an invariant or a
+ * check: throw the result. (`InvariantViolationError` from ./check is the
+ * one error class the simulator classifies as `correctness`.)
+ */
+export function violation(invariant: string, message: string): InvariantViolationError {
+  return new InvariantViolationError([{ invariant, message }]);
 }
 
 /** What a host's boot function receives: every seam of the process, simulated. */
@@ -83,6 +85,8 @@ export interface SimulationOptions {
   captureTrace?: boolean;
   /** Bound on kept trace lines. Default 200,000. */
   maxTraceLines?: number;
+  /** Events a run may execute before it fails as a livelock (`liveness`). Default 5,000,000. */
+  maxSteps?: number;
 }
 
 /** Events one host buffers while paused before it drops deliveries (timers are always kept). */
@@ -297,6 +301,7 @@ export class Simulation {
   private hash = FNV_OFFSET;
   private readonly lines: string[] | undefined;
   private readonly maxTraceLines: number;
+  private readonly maxSteps: number;
 
   constructor(options: SimulationOptions) {
     if (!Number.isSafeInteger(options.seed) || options.seed < 0)
@@ -306,6 +311,7 @@ export class Simulation {
     this.rng = new SeededRandom(options.seed);
     this.lines = options.captureTrace ? [] : undefined;
     this.maxTraceLines = options.maxTraceLines ?? 200_000;
+    this.maxSteps = options.maxSteps ?? 5_000_000;
     this.kernel = {
       nowMs: () => this.now,
       schedule: (delayMs, label, fn) => this.queue.push(this.now + Math.max(0, Math.trunc(delayMs)), label, fn),
@@ -372,13 +378,13 @@ export class Simulation {
       try {
         fn();
       } catch (err) {
-        this.fail(err instanceof InvariantViolation ? 'correctness' : 'crash', describe(err));
+        this.fail(err instanceof InvariantViolationError ? 'correctness' : 'crash', describe(err));
       }
     });
     return () => this.queue.cancel(ev);
   }
 
-  /** Registers an invariant checked after every event; it throws `InvariantViolation` when broken. */
+  /** Registers an invariant checked after every event; it throws `violation(...)` when broken. */
   invariant(name: string, check: () => void): void {
     this.invariants.push({ name, check });
   }
@@ -394,6 +400,10 @@ export class Simulation {
 
   /** Runs the next event, then lets every promise it settled run. False when nothing is queued. */
   async step(): Promise<boolean> {
+    if (this.stepsValue >= this.maxSteps) {
+      this.fail('liveness', `event budget of ${this.maxSteps} steps exhausted (livelock?)`);
+      return false;
+    }
     const ev = this.queue.pop();
     if (!ev) return false;
     this.now = ev.timeMs;
@@ -476,14 +486,14 @@ export class Simulation {
       try {
         inv.check();
       } catch (err) {
-        this.fail(err instanceof InvariantViolation ? 'correctness' : 'crash', `${inv.name}: ${describe(err)}`);
+        this.fail(err instanceof InvariantViolationError ? 'correctness' : 'crash', `${inv.name}: ${describe(err)}`);
         return;
       }
     }
   }
 
   private crashed(host: string, err: unknown): void {
-    this.fail(err instanceof InvariantViolation ? 'correctness' : 'crash', `host ${host}: ${describe(err)}`);
+    this.fail(err instanceof InvariantViolationError ? 'correctness' : 'crash', `host ${host}: ${describe(err)}`);
   }
 }
 

@@ -1,0 +1,6 @@
+/**
+ * The scenario registry's table of contents. Each module registers its
+ * scenarios with `registerScenario` when imported; adding a family is one
+ * import line here (keep them sorted).
+ */
+import './crdt.js';
