@@ -232,13 +232,13 @@ const generators: Record<string, Gen> = {
   register: {
     model: registerModel as unknown as Model,
     invoke: (rng) =>
-      pick(rng, [
+      pick<OpSpec>(rng, [
         { f: 'read', input: null },
         { f: 'write', input: pick(rng, small.slice(1)) },
         { f: 'cas', input: [pick(rng, small), pick(rng, small.slice(1))] },
       ]),
     complete: (rng, call) =>
-      outcome(rng, () => {
+      outcome(rng, (): Completion => {
         if (call.f === 'read') return { type: 'ok', value: pick(rng, small) };
         if (call.f === 'cas') return { type: rng.int(2) === 0 ? 'ok' : 'fail', value: call.input };
         return { type: 'ok', value: call.input };
@@ -247,33 +247,37 @@ const generators: Record<string, Gen> = {
   'cas-register': {
     model: casRegisterModel as unknown as Model,
     invoke: (rng) =>
-      pick(rng, [
+      pick<OpSpec>(rng, [
         { f: 'read', input: null },
         { f: 'write', input: pick(rng, [0, 1, 2]) },
         { f: 'cas', input: [pick(rng, [0, 1, 2]), pick(rng, [0, 1, 2])] },
       ]),
     complete: (rng, call) =>
-      outcome(rng, () =>
-        call.f === 'read'
-          ? { type: 'ok', value: pick(rng, small) }
-          : { type: rng.int(3) === 0 ? 'fail' : 'ok', value: call.input },
+      outcome(
+        rng,
+        (): Completion =>
+          call.f === 'read'
+            ? { type: 'ok', value: pick(rng, small) }
+            : { type: rng.int(3) === 0 ? 'fail' : 'ok', value: call.input },
       ),
   },
   kv: {
     model: kvModel as unknown as Model,
     invoke: (rng) => {
       const key = pick(rng, ['a', 'b']);
-      return pick(rng, [
+      return pick<OpSpec>(rng, [
         { f: 'get', key, input: null },
         { f: 'put', key, input: pick(rng, ['x', 'y']) },
         { f: 'append', key, input: pick(rng, ['x', 'y']) },
       ]);
     },
     complete: (rng, call) =>
-      outcome(rng, () =>
-        call.f === 'get'
-          ? { type: 'ok', value: pick(rng, ['', 'x', 'y', 'xy', 'yx', 'xx']) }
-          : { type: 'ok', value: null },
+      outcome(
+        rng,
+        (): Completion =>
+          call.f === 'get'
+            ? { type: 'ok', value: pick(rng, ['', 'x', 'y', 'xy', 'yx', 'xx']) }
+            : { type: 'ok', value: null },
       ),
   },
   mutex: {
@@ -285,7 +289,7 @@ const generators: Record<string, Gen> = {
     model: parleyEntryModel as unknown as Model,
     invoke: (rng) => {
       const key = pick(rng, ['k', 'j']);
-      return pick(rng, [
+      return pick<OpSpec>(rng, [
         { f: 'get', key, input: null },
         { f: 'set', key, input: { value: pick(rng, [1, 2]) } },
         { f: 'set', key, input: { value: 3, ifNotExists: true } },
@@ -294,7 +298,7 @@ const generators: Record<string, Gen> = {
       ]);
     },
     complete: (rng, call) =>
-      outcome(rng, () => {
+      outcome(rng, (): Completion => {
         const version = pick(rng, ['v1', 'v2', 'v3']);
         if (call.f === 'get') {
           return rng.int(3) === 0
@@ -312,7 +316,7 @@ const generators: Record<string, Gen> = {
     invoke: (rng, p) => {
       const owner = `o${p}`;
       const fence = 1 + rng.int(3);
-      return pick(rng, [
+      return pick<OpSpec>(rng, [
         { f: 'acquire', key: 'l', input: { owner } },
         { f: 'release', key: 'l', input: { owner, fence } },
         { f: 'write', key: 'l', input: { fence } },
@@ -320,7 +324,7 @@ const generators: Record<string, Gen> = {
       ]);
     },
     complete: (rng, call) =>
-      outcome(rng, () => {
+      outcome(rng, (): Completion => {
         if (call.f === 'acquire') {
           return rng.int(3) === 0
             ? { type: 'fail', value: null, error: 'lock_held' }
@@ -341,7 +345,7 @@ const generators: Record<string, Gen> = {
     invoke: (rng, p) => {
       const holder = `h${p}`;
       const epoch = 1 + rng.int(3);
-      return pick(rng, [
+      return pick<OpSpec>(rng, [
         { f: 'acquire', key: 'l', input: { holder } },
         { f: 'renew', key: 'l', input: { holder, epoch } },
         { f: 'release', key: 'l', input: { holder, epoch } },
@@ -349,7 +353,7 @@ const generators: Record<string, Gen> = {
       ]);
     },
     complete: (rng, call) =>
-      outcome(rng, () => {
+      outcome(rng, (): Completion => {
         if (call.f === 'acquire') {
           return rng.int(3) === 0
             ? { type: 'fail', value: null, error: 'lock_held' }
