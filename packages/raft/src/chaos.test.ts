@@ -86,7 +86,6 @@ export function runChaos(seed: number, voters: number, steps: number): RunResult
       else if (live.length > 1) c.crash(pick(live));
     } else if (r < 93) {
       const id = pick(live.length ? live : ids);
-      const cn = c.get(id);
       c.snapshot(id);
     } else if (r < 95) {
       const leader = c.leaders()[0];

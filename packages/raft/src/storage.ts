@@ -45,6 +45,7 @@ export class MemoryRaftStorage implements RaftLogStorage {
   }
 
   initialState(): { hardState: HardState; confState: ConfState } {
+    this.check();
     return { hardState: { ...this.hard }, confState: cloneConf(this.snap.meta.confState) };
   }
 
@@ -66,15 +67,30 @@ export class MemoryRaftStorage implements RaftLogStorage {
   }
 
   firstIndex(): number {
+    this.check();
     return this.offset + 1;
   }
 
   lastIndex(): number {
+    this.check();
     return this.offset + this.ents.length - 1;
   }
 
   snapshot(): RaftSnapshot {
+    this.check();
     return this.snap;
+  }
+
+  /**
+   * A new open handle on the same contents: what reopening a durable store
+   * after close (or a crash) sees, since every save here is durable at once.
+   */
+  reopen(): MemoryRaftStorage {
+    const s = new MemoryRaftStorage();
+    s.hard = { ...this.hard };
+    s.snap = this.snap;
+    s.ents = this.ents.slice();
+    return s;
   }
 
   private applySnapshot(s: RaftSnapshot): void {
@@ -107,8 +123,21 @@ export class MemoryRaftStorage implements RaftLogStorage {
 
   async save(update: RaftLogUpdate): Promise<void> {
     this.check();
-    if (update.snapshot) this.applySnapshot(update.snapshot);
-    if (update.entries) this.appendEntries(update.entries);
+    if (update.snapshot && update.entries?.length) {
+      // Validate the whole batch before anything becomes visible (atomicity).
+      const before = { snap: this.snap, ents: this.ents.slice() };
+      try {
+        this.applySnapshot(update.snapshot);
+        this.appendEntries(update.entries);
+      } catch (err) {
+        this.snap = before.snap;
+        this.ents = before.ents;
+        throw err;
+      }
+    } else {
+      if (update.snapshot) this.applySnapshot(update.snapshot);
+      if (update.entries) this.appendEntries(update.entries);
+    }
     if (update.hardState) this.hard = { ...update.hardState };
   }
 
@@ -126,7 +155,8 @@ export class MemoryRaftStorage implements RaftLogStorage {
 
   async compact(index: number): Promise<void> {
     this.check();
-    if (index <= this.offset) return;
+    if (index < this.offset) throw new CompactedError(index, this.offset + 1);
+    if (index === this.offset) return;
     if (index > this.snap.meta.index) {
       throw new InvalidArgumentError(`compact(${index}) is past the snapshot index ${this.snap.meta.index}`);
     }
