@@ -43,9 +43,9 @@ export {
   assertPassed,
   listScenarios,
   matchScenarios,
-  registerScenario,
   type RunOptions,
   type RunResult,
+  registerScenario,
   runScenario,
   type Scenario,
   type ScenarioRun,
@@ -74,8 +74,8 @@ export {
 } from './storage.js';
 export {
   quantile,
-  type ScenarioStats,
   runSweep,
+  type ScenarioStats,
   type SweepFailure,
   type SweepOptions,
   type SweepResult,

@@ -136,6 +136,14 @@ export function matchScenarios(patterns: string): Scenario[] {
     .split(',')
     .map((p) => p.trim())
     .filter((p) => p.length > 0)
-    .map((p) => new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`));
+    .map(
+      (p) =>
+        new RegExp(
+          `^${p
+            .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+            .replace(/\*/g, '.*')
+            .replace(/\?/g, '.')}$`,
+        ),
+    );
   return listScenarios().filter((s) => res.some((re) => re.test(s.name)));
 }

@@ -408,6 +408,8 @@ export class Simulation {
     if (!ev) return false;
     this.now = ev.timeMs;
     this.stepsValue++;
+    this.mix(ev.timeMs);
+    this.mix(ev.seq);
     try {
       ev.run();
     } catch (err) {
@@ -470,7 +472,13 @@ export class Simulation {
     if (this.lines && this.lines.length < this.maxTraceLines) this.lines.push(full);
   }
 
-  /** FNV-1a hash of every trace line so far: equal for equal runs. */
+  private mix(n: number): void {
+    let h = this.hash ^ (n & 0xffff);
+    h = Math.imul(h, 0x01000193) ^ ((n >>> 16) & 0xffff);
+    this.hash = Math.imul(h, 0x01000193) >>> 0;
+  }
+
+  /** FNV-1a hash of every event (time, sequence) and trace line so far: equal for equal runs. */
   fingerprint(): string {
     return this.hash.toString(16).padStart(8, '0');
   }

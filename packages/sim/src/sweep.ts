@@ -2,8 +2,10 @@
  * Sweeps: many scenarios × many seeds, summarized the way the runner and
  * CI report them.
  */
+import { Worker } from 'node:worker_threads';
 import { type RunResult, runScenario, type Scenario } from './scenario.js';
 import type { FailureKind } from './simulation.js';
+import type { SweepTask } from './sweep-worker.js';
 
 export interface SweepFailure {
   scenario: string;
@@ -45,12 +47,72 @@ export interface SweepOptions {
   scenarios: readonly Scenario[];
   firstSeed: number;
   seeds: number;
-  /** Called after every run (progress bars). */
+  /**
+   * Worker threads to run on (default 1: in this thread). Above 1, scenarios
+   * must be registered by `scenarios/index.js` (workers import it) and the
+   * package must run from its compiled `dist/`.
+   */
+  jobs?: number;
+  /** Called after every run (progress bars), in completion order. */
   onResult?: (result: RunResult, done: number, total: number) => void;
 }
 
 export async function runSweep(options: SweepOptions): Promise<SweepResult> {
   const { scenarios, firstSeed, seeds } = options;
+  const tasks: SweepTask[] = [];
+  for (const scenario of scenarios) {
+    for (let i = 0; i < seeds; i++) tasks.push({ index: tasks.length, scenario: scenario.name, seed: firstSeed + i });
+  }
+  const results: RunResult[] = new Array(tasks.length);
+  let done = 0;
+  const record = (index: number, result: RunResult) => {
+    results[index] = result;
+    done++;
+    options.onResult?.(result, done, tasks.length);
+  };
+  const jobs = Math.max(1, Math.min(options.jobs ?? 1, tasks.length));
+  if (jobs === 1) {
+    const byName = new Map(scenarios.map((s) => [s.name, s]));
+    for (const task of tasks) record(task.index, await runScenario(byName.get(task.scenario)!, task.seed));
+  } else {
+    await runInWorkers(tasks, jobs, record);
+  }
+  return summarize(scenarios, firstSeed, seeds, results);
+}
+
+async function runInWorkers(
+  tasks: readonly SweepTask[],
+  jobs: number,
+  record: (index: number, result: RunResult) => void,
+): Promise<void> {
+  let next = 0;
+  const url = new URL('./sweep-worker.js', import.meta.url);
+  await Promise.all(
+    Array.from(
+      { length: jobs },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const worker = new Worker(url);
+          const feed = () => worker.postMessage(next < tasks.length ? tasks[next++] : null);
+          worker.on('message', (msg: { index: number; result: RunResult }) => {
+            record(msg.index, msg.result);
+            feed();
+          });
+          worker.on('error', reject);
+          worker.on('exit', () => resolve());
+          feed();
+        }),
+    ),
+  );
+}
+
+/** Aggregates results in (scenario, seed) order, whatever order they finished in. */
+function summarize(
+  scenarios: readonly Scenario[],
+  firstSeed: number,
+  seeds: number,
+  results: readonly RunResult[],
+): SweepResult {
   const summary: SweepSummary = {
     scenarios: scenarios.length,
     seeds,
@@ -58,44 +120,36 @@ export async function runSweep(options: SweepOptions): Promise<SweepResult> {
     livenessFailures: 0,
     failures: [],
   };
-  const perScenario: ScenarioStats[] = [];
-  const total = scenarios.length * seeds;
-  let done = 0;
-  for (const scenario of scenarios) {
-    const stats: ScenarioStats = {
-      scenario: scenario.name,
-      description: scenario.description,
-      runs: 0,
-      failures: 0,
-      convergenceMs: [],
-      simulatedMs: 0,
-      steps: 0,
-      metrics: {},
-    };
-    perScenario.push(stats);
-    for (let i = 0; i < seeds; i++) {
-      const result = await runScenario(scenario, firstSeed + i);
-      stats.runs++;
-      stats.simulatedMs += result.simulatedMs;
-      stats.steps += result.steps;
-      for (const [k, v] of Object.entries(result.metrics)) stats.metrics[k] = (stats.metrics[k] ?? 0) + v;
-      if (result.failure) {
-        stats.failures++;
-        if (result.failure.kind === 'liveness') summary.livenessFailures++;
-        else summary.violations++;
-        summary.failures.push({
-          scenario: scenario.name,
-          seed: result.seed,
-          kind: result.failure.kind,
-          message: result.failure.message,
-        });
-      } else if (result.convergenceMs !== undefined) {
-        stats.convergenceMs.push(result.convergenceMs);
-      }
-      done++;
-      options.onResult?.(result, done, total);
+  const perScenario: ScenarioStats[] = scenarios.map((s) => ({
+    scenario: s.name,
+    description: s.description,
+    runs: 0,
+    failures: 0,
+    convergenceMs: [],
+    simulatedMs: 0,
+    steps: 0,
+    metrics: {},
+  }));
+  results.forEach((result, i) => {
+    const stats = perScenario[Math.floor(i / seeds)]!;
+    stats.runs++;
+    stats.simulatedMs += result.simulatedMs;
+    stats.steps += result.steps;
+    for (const [k, v] of Object.entries(result.metrics)) stats.metrics[k] = (stats.metrics[k] ?? 0) + v;
+    if (result.failure) {
+      stats.failures++;
+      if (result.failure.kind === 'liveness') summary.livenessFailures++;
+      else summary.violations++;
+      summary.failures.push({
+        scenario: result.scenario,
+        seed: result.seed,
+        kind: result.failure.kind,
+        message: result.failure.message,
+      });
+    } else if (result.convergenceMs !== undefined) {
+      stats.convergenceMs.push(result.convergenceMs);
     }
-  }
+  });
   return { summary, perScenario, firstSeed };
 }
 

@@ -1,7 +1,7 @@
 /**
  * `parley-sim` / `npm run sim`: runs scenario families over many seeds.
  *
- *     npm run sim -- --scenario <glob> --seeds <N> [--seed S] [--json FILE] [--report-dir DIR] [--no-report]
+ *     npm run sim -- --scenario <glob> --seeds <N> [--seed S] [--json FILE] [--jobs N] [--report-dir DIR] [--no-report]
  *
  * `--seed S` is the first seed (default 1); alone it replays that one seed.
  * Prints a progress bar on a terminal, then
@@ -10,6 +10,7 @@
  * violation or liveness failure, 2 on a usage error.
  */
 import { writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { writeReport } from '../report.js';
@@ -57,6 +58,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2), io: 
     .option('--json <file>', 'write the summary as JSON')
     .option('--report-dir <dir>', 'where the markdown and SVG report go', DEFAULT_REPORT_DIR)
     .option('--no-report', 'do not write a report')
+    .option('--jobs <N>', 'worker threads (default: available cores)', positiveInt)
     .option('--list', 'list the registered scenarios and exit')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout(s), writeErr: (s) => io.stderr(s) });
@@ -64,6 +66,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2), io: 
     scenario: string;
     seeds?: number;
     seed?: number;
+    jobs?: number;
     json?: string;
     reportDir: string;
     report: boolean;
@@ -96,6 +99,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2), io: 
     scenarios,
     firstSeed,
     seeds,
+    jobs: opts.jobs ?? availableParallelism(),
     onResult: (r, done, total) => {
       if (io.isTTY) io.stderr(bar(done, total, `${r.scenario} seed ${r.seed}`));
     },

@@ -16,10 +16,10 @@
  * FNV-1a checksum so that a torn tail record is recognized and skipped.
  */
 import {
+  type Delta,
   decodeDelta,
   decodeDigest,
   decodeState,
-  type Delta,
   encodeDelta,
   encodeDigest,
   encodeState,
@@ -207,12 +207,10 @@ export class CrdtReplicaNode {
 
   private antiEntropyWith(peer: PeerId): void {
     this.counters.antiEntropyRounds++;
-    this.ctx.transport
-      .request(peer, this.aeProtocol, encodeDigest(this.replica.digest()), { timeoutMs: 1_000 })
-      .then(
-        (bytes) => this.mergeRemote(decodeDelta(bytes)),
-        () => {}, // timeouts and unreachable peers: the next round retries
-      );
+    this.ctx.transport.request(peer, this.aeProtocol, encodeDigest(this.replica.digest()), { timeoutMs: 1_000 }).then(
+      (bytes) => this.mergeRemote(decodeDelta(bytes)),
+      () => {}, // timeouts and unreachable peers: the next round retries
+    );
   }
 
   /** Appends a delta to the log (folding the log into a snapshot when it is long). */

@@ -31,7 +31,12 @@ export interface CrdtScenarioConfig {
   name: string;
   description: string;
   /** Network faults during the safety phase. */
-  network?: { lossRate?: number; duplicateRate?: number; reorder?: boolean; latency?: { minMs: number; meanMs: number; maxMs: number } };
+  network?: {
+    lossRate?: number;
+    duplicateRate?: number;
+    reorder?: boolean;
+    latency?: { minMs: number; meanMs: number; maxMs: number };
+  };
   nemesis: NemesisOptions;
   /** Static clock skew: offsets up to ±this, drift up to ±200 ppm. */
   maxClockOffsetMs?: number;
@@ -102,7 +107,11 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
     );
   }
 
-  function startClient(node: CrdtReplicaNode, scheduler: { after(ms: number, fn: () => void): unknown }, process: string) {
+  function startClient(
+    node: CrdtReplicaNode,
+    scheduler: { after(ms: number, fn: () => void): unknown },
+    process: string,
+  ) {
     const loop = () => {
       if (!running) return;
       scheduler.after(between(rng, 20, 150), () => {
@@ -305,7 +314,8 @@ export const CRDT_SCENARIOS: readonly Scenario[] = [
   }),
   crdtScenario({
     name: 'crdt-chaos',
-    description: 'everything at once: lossy network, partitions of every kind, crashes, pauses, clogs, clock skew and jumps.',
+    description:
+      'everything at once: lossy network, partitions of every kind, crashes, pauses, clogs, clock skew and jumps.',
     network: LOSSY,
     nemesis: {
       partitions: PARTITION_KINDS,
