@@ -23,3 +23,4 @@ export * from './model.js';
 export * from './models.js';
 export * from './parley-models.js';
 export * from './parse.js';
+export * from './raft-invariants.js';

@@ -10,7 +10,8 @@
 import { InvalidArgumentError } from '@parley/interface';
 
 /** What a check returns: `undefined`/`true` when it holds; `false`, a message or messages when it does not. */
-export type InvariantOutcome = undefined | boolean | string | readonly string[];
+// biome-ignore lint/suspicious/noConfusingVoidType: a check that returns nothing has passed.
+export type InvariantOutcome = void | undefined | boolean | string | readonly string[];
 
 export type InvariantCheck<C> = (context: C) => InvariantOutcome;
 
