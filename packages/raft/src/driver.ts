@@ -1,0 +1,273 @@
+import {
+  type Cancel,
+  type ConfState,
+  isParleyError,
+  type PeerId,
+  type RaftEntry,
+  type RaftLogStorage,
+  type RaftSnapshot,
+  type Scheduler,
+  type Transport,
+} from '@parley/interface';
+import { decodeMessage, encodeMessage } from './codec.js';
+import { decodeConfChange } from './confchange.js';
+import type { ProposalResult, RaftConfig } from './raft.js';
+import { RawNode } from './rawnode.js';
+import type { ConfChange, Message, ReadState, SoftState, Status } from './types.js';
+
+/** The one request/response protocol Raft messages travel on (fire-and-forget: the reply is empty). */
+export const RAFT_PROTOCOL = '/parley/raft/1';
+
+const EMPTY = new Uint8Array(0);
+
+export interface RaftStateMachine {
+  /**
+   * Applies committed entries in log order (normal and conf entries; the
+   * driver has already applied conf entries to the membership). Awaited before
+   * the next batch.
+   */
+  apply(entries: readonly RaftEntry[], confState: ConfState): void | Promise<void>;
+  /** Replaces the whole state by a snapshot received from the leader. */
+  restore(snapshot: RaftSnapshot): void | Promise<void>;
+}
+
+export interface RaftDriverOptions {
+  /** Raft settings (the driver supplies `storage`). */
+  raft: Omit<RaftConfig, 'storage'>;
+  storage: RaftLogStorage;
+  transport: Transport;
+  scheduler: Scheduler;
+  stateMachine: RaftStateMachine;
+  /** Milliseconds per Raft tick. Default 100 (election timeout 10 ticks = 1–2 s). */
+  tickMs?: number;
+  /** Inbound messages queued while a Ready is being handled; beyond it they are dropped. Default 4096. */
+  maxInboxMessages?: number;
+  /** Called with every ReadState (serve the read once `appliedIndex` ≥ its index). */
+  onReadState?(rs: ReadState): void;
+  /** Leader or role changes. */
+  onSoftState?(ss: SoftState): void;
+  /** A fatal storage or state machine error: the driver has stopped. */
+  onError?(err: unknown): void;
+}
+
+/**
+ * Runs the Ready loop of one RawNode over a Transport, a RaftLogStorage and a
+ * Scheduler: persist (snapshot, entries, hard state in one save), then send,
+ * then apply, then advance. Inbound messages and ticks are queued while a
+ * Ready is in progress and stepped between Readys, so the core never sees
+ * input between `ready()` and `advance()`.
+ */
+export class RaftDriver {
+  readonly node: RawNode;
+  private readonly opts: RaftDriverOptions;
+  private readonly tickMs: number;
+  private readonly maxInbox: number;
+  private inbox: Message[] = [];
+  private pendingTicks = 0;
+  private running = false;
+  private scheduled = false;
+  private stopped = true;
+  private cancelTick: Cancel | undefined;
+  private confState: ConfState;
+  /** Index of the last entry (or snapshot) handed to the state machine. */
+  appliedIndex: number;
+  /** Messages dropped because the inbox was full or undecodable. */
+  droppedMessages = 0;
+
+  constructor(opts: RaftDriverOptions) {
+    this.opts = opts;
+    this.tickMs = opts.tickMs ?? 100;
+    this.maxInbox = opts.maxInboxMessages ?? 4096;
+    const snap = opts.storage.snapshot();
+    this.appliedIndex = opts.raft.applied ?? snap.meta.index;
+    this.node = new RawNode({ ...opts.raft, storage: opts.storage, applied: this.appliedIndex });
+    this.confState = this.node.raft.confState();
+  }
+
+  get id(): PeerId {
+    return this.node.id;
+  }
+
+  /** Registers the message handler, starts ticking and processes the first Ready. */
+  async start(): Promise<void> {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.opts.transport.handle(RAFT_PROTOCOL, (from, bytes) => {
+      this.receive(from, bytes);
+      return EMPTY;
+    });
+    this.scheduleTick();
+    this.kick();
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.cancelTick?.();
+    this.cancelTick = undefined;
+    this.opts.transport.unhandle(RAFT_PROTOCOL);
+    this.inbox = [];
+  }
+
+  status(): Status {
+    return this.node.status();
+  }
+
+  currentConfState(): ConfState {
+    return { voters: [...this.confState.voters], learners: [...this.confState.learners] };
+  }
+
+  /** See RawNode.propose: (index, term) on the leader, undefined when forwarded; throws not_leader. */
+  propose(data: Uint8Array): ProposalResult | undefined {
+    const r = this.node.propose(data);
+    this.kick();
+    return r;
+  }
+
+  proposeConfChange(cc: ConfChange): ProposalResult | undefined {
+    const r = this.node.proposeConfChange(cc);
+    this.kick();
+    return r;
+  }
+
+  readIndex(context: Uint8Array): void {
+    this.node.readIndex(context);
+    this.kick();
+  }
+
+  transferLeader(to: PeerId): void {
+    this.node.transferLeader(to);
+    this.kick();
+  }
+
+  campaign(): void {
+    this.node.campaign();
+    this.kick();
+  }
+
+  /**
+   * Records an application snapshot at the applied index and compacts the log,
+   * keeping `keepEntries` entries before it for slow followers.
+   */
+  async createSnapshot(data: Uint8Array, keepEntries = 0): Promise<RaftSnapshot | undefined> {
+    const storage = this.opts.storage;
+    const index = this.appliedIndex;
+    if (index <= storage.snapshot().meta.index) return undefined;
+    const snap = await storage.createSnapshot(index, this.currentConfState(), data);
+    const compactTo = Math.max(index - keepEntries, storage.firstIndex() - 1);
+    if (compactTo >= storage.firstIndex()) await storage.compact(compactTo);
+    return snap;
+  }
+
+  private receive(from: PeerId, bytes: Uint8Array): void {
+    if (this.stopped) return;
+    let m: Message;
+    try {
+      m = decodeMessage(bytes);
+    } catch (err) {
+      if (!isParleyError(err, 'decode_error')) throw err;
+      this.droppedMessages++;
+      return;
+    }
+    // A peer may only speak for itself (forwarded requests keep their origin in `from`).
+    if (m.from !== from || m.to !== this.id) {
+      this.droppedMessages++;
+      return;
+    }
+    if (this.inbox.length >= this.maxInbox) {
+      this.droppedMessages++;
+      return;
+    }
+    this.inbox.push(m);
+    this.kick();
+  }
+
+  private scheduleTick(): void {
+    this.cancelTick = this.opts.scheduler.after(this.tickMs, () => {
+      if (this.stopped) return;
+      this.pendingTicks++;
+      this.scheduleTick();
+      this.kick();
+    });
+  }
+
+  /** Runs the loop soon (after the current call stack), once. */
+  private kick(): void {
+    if (this.stopped || this.running || this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      void this.loop();
+    });
+  }
+
+  private async loop(): Promise<void> {
+    if (this.running || this.stopped) return;
+    this.running = true;
+    try {
+      for (;;) {
+        if (this.stopped) return;
+        this.drainInput();
+        if (!this.node.hasReady()) break;
+        await this.handleReady();
+      }
+    } catch (err) {
+      this.stop();
+      this.opts.onError?.(err);
+    } finally {
+      this.running = false;
+    }
+    if (!this.stopped && (this.inbox.length > 0 || this.pendingTicks > 0)) this.kick();
+  }
+
+  private drainInput(): void {
+    while (this.pendingTicks > 0) {
+      this.pendingTicks--;
+      this.node.tick();
+    }
+    const inbox = this.inbox;
+    this.inbox = [];
+    for (const m of inbox) this.node.step(m);
+  }
+
+  private async handleReady(): Promise<void> {
+    const rd = this.node.ready();
+    if (rd.softState) this.opts.onSoftState?.(rd.softState);
+    // 1. Persist: snapshot, entries and hard state in one atomic save.
+    for (const m of rd.messages) this.send(m); // allowed before the save (leader appends)
+    if (rd.snapshot || rd.entries.length > 0 || rd.hardState) {
+      await this.opts.storage.save({ snapshot: rd.snapshot, entries: rd.entries, hardState: rd.hardState });
+    }
+    if (this.stopped) return;
+    // 2. Send what needed the save first.
+    for (const m of rd.messagesAfterPersist) this.send(m);
+    // 3. Apply.
+    if (rd.snapshot) {
+      await this.opts.stateMachine.restore(rd.snapshot);
+      this.appliedIndex = rd.snapshot.meta.index;
+      const cs = rd.snapshot.meta.confState;
+      this.confState = { voters: [...cs.voters], learners: [...cs.learners] };
+    }
+    if (rd.committedEntries.length > 0) {
+      for (const e of rd.committedEntries) {
+        if (e.type === 'conf') this.confState = this.node.applyConfChange(decodeConfChange(e.data));
+      }
+      await this.opts.stateMachine.apply(rd.committedEntries, this.currentConfState());
+      this.appliedIndex = (rd.committedEntries[rd.committedEntries.length - 1] as RaftEntry).index;
+    }
+    for (const rs of rd.readStates) this.opts.onReadState?.(rs);
+    // 4. Advance.
+    this.node.advance();
+  }
+
+  private send(m: Message): void {
+    const to = m.to;
+    this.opts.transport.request(to, RAFT_PROTOCOL, encodeMessage(m)).then(
+      () => {},
+      () => {
+        // Lost or refused: Raft retransmits; a leader probes the peer again.
+        if (!this.stopped) this.node.reportUnreachable(to);
+      },
+    );
+  }
+}
