@@ -1,0 +1,150 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from './cli/sim.js';
+import { matchScenarios, runScenario, type Scenario } from './scenario.js';
+import './scenarios/index.js';
+import { violation } from './simulation.js';
+import { runSweep, summaryLine } from './sweep.js';
+
+/** The CI-sized sweep: every crdt-* scenario on a fixed block of seeds. */
+const CI_SEEDS = 20;
+const FIRST_SEED = 10_000;
+
+describe('CI sweep', () => {
+  for (const scenario of matchScenarios('crdt-*')) {
+    it(`${scenario.name}: ${CI_SEEDS} seeds, no violation, no liveness failure`, async () => {
+      const { summary, perScenario } = await runSweep({
+        scenarios: [scenario],
+        firstSeed: FIRST_SEED,
+        seeds: CI_SEEDS,
+      });
+      // A failure's message carries PARLEY_SEED=<n>; `npm run sim -- --scenario <name> --seed <n>` replays it.
+      expect(summary.failures.map((f) => f.message)).toEqual([]);
+      expect(perScenario[0]!.convergenceMs).toHaveLength(CI_SEEDS);
+      expect(perScenario[0]!.metrics.acked).toBeGreaterThan(0);
+    });
+  }
+
+  it('registers the crdt family with at least one scenario per fault class', () => {
+    const names = matchScenarios('crdt-*').map((s) => s.name);
+    expect(names).toEqual(expect.arrayContaining(['crdt-lossy', 'crdt-partition', 'crdt-crash', 'crdt-pause-skew']));
+    expect(matchScenarios('crdt-crash,crdt-l*').map((s) => s.name)).toEqual(['crdt-crash', 'crdt-lossy']);
+  });
+});
+
+/** A grow-only set replicated by gossip alone, with knobs to break it. */
+function gsetScenario(name: string, bug: 'none' | 'never-converge' | 'wrong-read' | 'throw'): Scenario {
+  return {
+    name,
+    description: 'test scenario',
+    safetyMs: 500,
+    livenessBoundMs: 1_000,
+    setup(sim) {
+      const sets = new Map<string, Set<number>>();
+      for (const id of ['a', 'b', 'c']) {
+        const mine = new Set<number>();
+        sets.set(id, mine);
+        sim.addHost(id, async (ctx) => {
+          ctx.transport.subscribe('add', (_from, m) => {
+            if (bug !== 'never-converge') mine.add(m[0]!);
+          });
+          await ctx.transport.start();
+          ctx.scheduler.after(50, () => {
+            const v = ctx.random.int(200);
+            mine.add(v);
+            void ctx.transport.publish('add', new Uint8Array([v]));
+            if (bug === 'throw') throw new Error('assertion failed in host code');
+          });
+        });
+      }
+      if (bug === 'wrong-read') {
+        sim.invariant('gset/bounded', () => {
+          if (sim.nowMs() > 52) throw violation('gset/bounded', 'a replica read a value it never saw');
+        });
+      }
+      const all = () => [...sets.values()];
+      return {
+        quiesce() {},
+        converged: () => all().every((s) => s.size === all()[0]!.size && s.size === 3),
+        check() {},
+      };
+    },
+  };
+}
+
+describe('runs and failures', () => {
+  it('classifies correctness, liveness and crash failures and names the seed', async () => {
+    expect((await runScenario(gsetScenario('test-ok', 'none'), 5)).failure).toBeUndefined();
+    const live = await runScenario(gsetScenario('test-live', 'never-converge'), 5);
+    expect(live.failure?.kind).toBe('liveness');
+    expect(live.failure?.message).toContain('PARLEY_SEED=5');
+    const wrong = await runScenario(gsetScenario('test-wrong', 'wrong-read'), 6);
+    expect(wrong.failure?.kind).toBe('correctness');
+    expect(wrong.failure?.message).toContain('gset/bounded');
+    const crash = await runScenario(gsetScenario('test-crash', 'throw'), 7);
+    expect(crash.failure?.kind).toBe('crash');
+    expect(crash.failure?.message).toContain('PARLEY_SEED=7');
+  });
+
+  it('sums failures per kind and prints the summary line', async () => {
+    const { summary } = await runSweep({
+      scenarios: [
+        gsetScenario('test-ok', 'none'),
+        gsetScenario('test-live', 'never-converge'),
+        gsetScenario('test-crash', 'throw'),
+      ],
+      firstSeed: 1,
+      seeds: 2,
+    });
+    expect(summaryLine(summary)).toBe('scenarios: 3, seeds: 2, violations: 2, liveness failures: 2');
+    expect(summary.failures.map((f) => `${f.scenario}/${f.seed}/${f.kind}`)).toEqual([
+      'test-live/1/liveness',
+      'test-live/2/liveness',
+      'test-crash/1/crash',
+      'test-crash/2/crash',
+    ]);
+  });
+});
+
+describe('parley-sim CLI', () => {
+  it('runs a sweep, writes the JSON summary and the report, exits 0', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'parley-sim-'));
+    try {
+      const out: string[] = [];
+      const code = await main(
+        [
+          '--scenario',
+          'crdt-crash',
+          '--seeds',
+          '2',
+          '--seed',
+          '40',
+          '--jobs',
+          '1',
+          '--json',
+          join(dir, 's.json'),
+          '--report-dir',
+          dir,
+        ],
+        { stdout: (t) => out.push(t), stderr: (t) => out.push(t), isTTY: false },
+      );
+      expect(code).toBe(0);
+      expect(out[0]).toBe('scenarios: 1, seeds: 2, violations: 0, liveness failures: 0\n');
+      const json = JSON.parse(await readFile(join(dir, 's.json'), 'utf8'));
+      expect(json).toEqual({ scenarios: 1, seeds: 2, violations: 0, livenessFailures: 0, failures: [] });
+      const md = await readFile(join(dir, 'sim-crdt-crash.md'), 'utf8');
+      expect(md).toContain('| crdt-crash | 2 | 0 |');
+      expect(await readFile(join(dir, 'sim-crdt-crash.svg'), 'utf8')).toContain('<svg');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('exits 2 on an unknown scenario or a bad option', async () => {
+    const io = { stdout: () => {}, stderr: () => {}, isTTY: false };
+    expect(await main(['--scenario', 'nope-*', '--no-report'], io)).toBe(2);
+    expect(await main(['--seeds', 'many'], io)).toBe(2);
+  });
+});
