@@ -226,6 +226,9 @@ async function readLease(call: CoordCall, namespace: string, key: string): Promi
  */
 export class LeaseHandle {
   private view: LeaseView;
+  /** The ownership period this handle stands for; fixed for the handle's life. */
+  readonly holder: string;
+  readonly epoch: number;
 
   constructor(
     private readonly call: CoordCall,
@@ -233,6 +236,8 @@ export class LeaseHandle {
     readonly ttlSeconds: number,
   ) {
     this.view = view;
+    this.holder = view.holder ?? '';
+    this.epoch = view.epoch;
   }
 
   get namespace(): string {
@@ -240,12 +245,6 @@ export class LeaseHandle {
   }
   get key(): string {
     return this.view.key;
-  }
-  get epoch(): number {
-    return this.view.epoch;
-  }
-  get holder(): string {
-    return this.view.holder ?? '';
   }
   get deadlineAt(): number {
     return this.view.deadlineAt;

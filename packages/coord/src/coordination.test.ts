@@ -65,9 +65,9 @@ describe('lease', () => {
     expect(h.code(acquire('w2', { stealIfExpired: false }))).toBe('lock_held');
     const b = lease(h.ok(acquire('w2')));
     expect(b.epoch).toBeGreaterThan(a.epoch);
-    expect(h.code({ type: 'lease_renew', namespace: NS, key: 'run-1', holder: 'w1', epoch: a.epoch, ttlSeconds: 10 })).toBe(
-      'lease_lost',
-    );
+    expect(
+      h.code({ type: 'lease_renew', namespace: NS, key: 'run-1', holder: 'w1', epoch: a.epoch, ttlSeconds: 10 }),
+    ).toBe('lease_lost');
   });
 
   it('bumps the epoch on every acquisition, also by the same holder and after release', () => {
@@ -187,11 +187,19 @@ describe('lease', () => {
         ifVersion: a.version,
       }),
     ).toBe('version_mismatch');
-    const r = lease(h.ok({ type: 'lease_renew', namespace: NS, key: 'run-1', holder: 'w1', epoch: a.epoch, ttlSeconds: 10 }));
+    const r = lease(
+      h.ok({ type: 'lease_renew', namespace: NS, key: 'run-1', holder: 'w1', epoch: a.epoch, ttlSeconds: 10 }),
+    );
     expect(r.state).toEqual({ n: 1, cancel: true });
     // A cooperative write can create the document with no holder.
     const fresh = lease(
-      h.ok({ type: 'lease_cooperative_write', namespace: NS, key: 'other', state: { cancel: true }, ifNotExists: true }),
+      h.ok({
+        type: 'lease_cooperative_write',
+        namespace: NS,
+        key: 'other',
+        state: { cancel: true },
+        ifNotExists: true,
+      }),
     );
     expect(fresh).toMatchObject({ holder: null, epoch: 0 });
     expect(lease(h.ok({ ...acquire('w9'), key: 'other' })).state).toEqual({ cancel: true });
@@ -206,9 +214,9 @@ describe('lease', () => {
     expect(h.ok({ type: 'lease_attach', namespace: NS, key: 'none', holder: 'w1' })).toEqual({ type: 'lease_absent' });
     h.advance(10_000);
     expect(h.ok({ type: 'lease_attach', namespace: NS, key: 'run-1', holder: 'w1' })).toEqual({ type: 'lease_absent' });
-    expect(h.sm.query({ type: 'lease_attach', namespace: NS, key: 'run-1', holder: 'w1' }, h.nowMs - 5000)).toMatchObject(
-      { ok: true, value: { type: 'lease_absent' } },
-    );
+    expect(
+      h.sm.query({ type: 'lease_attach', namespace: NS, key: 'run-1', holder: 'w1' }, h.nowMs - 5000),
+    ).toMatchObject({ ok: true, value: { type: 'lease_absent' } });
   });
 
   it('keeps plain operations off lease documents and lease operations off plain entries', () => {
@@ -246,9 +254,10 @@ describe('locks', () => {
     expect(g).toMatchObject({ owner: 'w1', expiresAt: h.nowMs + 30_000, metadata: { host: 'a' } });
     const held = h.run(acquire('w2'));
     expect(!held.ok && held.error).toMatchObject({ code: 'lock_held', details: { owner: 'w1' } });
-    expect(
-      h.ok({ type: 'lock_release', namespace: 'deploy', key: 'rollout', owner: 'w2', fence: g.fence }),
-    ).toEqual({ type: 'lock_released', released: false });
+    expect(h.ok({ type: 'lock_release', namespace: 'deploy', key: 'rollout', owner: 'w2', fence: g.fence })).toEqual({
+      type: 'lock_released',
+      released: false,
+    });
     expect(h.ok({ type: 'lock_release', namespace: 'deploy', key: 'rollout', owner: 'w1', fence: g.fence })).toEqual({
       type: 'lock_released',
       released: true,
@@ -284,9 +293,9 @@ describe('locks', () => {
     expect(h.ok({ type: 'lock_inspect', namespace: 'deploy', key: 'rollout' })).toMatchObject({
       lock: { holder: null, lastFence: g.fence },
     });
-    expect(
-      h.code({ type: 'lock_renew', namespace: 'deploy', key: 'rollout', owner: 'w1', fence: g.fence }),
-    ).toBe('key_not_found');
+    expect(h.code({ type: 'lock_renew', namespace: 'deploy', key: 'rollout', owner: 'w1', fence: g.fence })).toBe(
+      'key_not_found',
+    );
     const g2 = grant(h.ok(acquire('w2')));
     expect(g2.fence).toBeGreaterThan(g.fence);
     expect(h.code({ type: 'lock_renew', namespace: 'deploy', key: 'rollout', owner: 'w1', fence: g.fence })).toBe(
@@ -312,7 +321,11 @@ describe('locks', () => {
     });
     expect(out.deliveries).toHaveLength(1);
     const d = out.deliveries[0];
-    expect(d).toMatchObject({ clientId: c1, seq: 1, result: { ok: true, value: { type: 'lock', lock: { owner: 'w1' } } } });
+    expect(d).toMatchObject({
+      clientId: c1,
+      seq: 1,
+      result: { ok: true, value: { type: 'lock', lock: { owner: 'w1' } } },
+    });
     const g1 = d?.result.ok ? grant(d.result.value) : undefined;
     expect(g1?.fence).toBeGreaterThan(g.fence);
     expect(g1?.expiresAt).toBe(h.nowMs + 30_000);
@@ -338,7 +351,11 @@ describe('locks', () => {
     const exp = h.applyCommand({ nowMs: h.nowMs, op: { type: 'expire' } });
     expect(exp.result).toMatchObject({ ok: true, value: { waiters: 1 } });
     expect(exp.deliveries).toEqual([
-      { clientId: c1, seq: 1, result: expect.objectContaining({ ok: false, error: expect.objectContaining({ code: 'lock_held' }) }) },
+      {
+        clientId: c1,
+        seq: 1,
+        result: expect.objectContaining({ ok: false, error: expect.objectContaining({ code: 'lock_held' }) }),
+      },
     ]);
     expect(h.run(acquire('w1', { waitSeconds: 5 }), { clientId: c1, seq: 1 })).toEqual(exp.deliveries[0]?.result);
   });
@@ -377,7 +394,8 @@ describe('locks', () => {
       const g = grant(h.ok(acquire(`w${i}`, { ttlSeconds: 1 })));
       expect(g.fence).toBeGreaterThan(last);
       last = g.fence;
-      if (i % 3 === 0) h.ok({ type: 'lock_release', namespace: 'deploy', key: 'rollout', owner: g.owner, fence: g.fence });
+      if (i % 3 === 0)
+        h.ok({ type: 'lock_release', namespace: 'deploy', key: 'rollout', owner: g.owner, fence: g.fence });
       else h.advance(1000);
       if (i % 5 === 0) h.term++;
     }
@@ -425,9 +443,9 @@ describe('sessions and exactly-once', () => {
     // Error results are remembered too.
     const e1 = h.run({ type: 'set', namespace: NS, key: 'k', value: 2, ifNotExists: true }, { clientId: c, seq: 2 });
     h.ok({ type: 'delete', namespace: NS, key: 'k' });
-    expect(h.run({ type: 'set', namespace: NS, key: 'k', value: 2, ifNotExists: true }, { clientId: c, seq: 2 })).toEqual(
-      e1,
-    );
+    expect(
+      h.run({ type: 'set', namespace: NS, key: 'k', value: 2, ifNotExists: true }, { clientId: c, seq: 2 }),
+    ).toEqual(e1);
     expect(h.code({ type: 'get', namespace: NS, key: 'k' })).toBe('key_not_found');
   });
 
@@ -436,13 +454,16 @@ describe('sessions and exactly-once', () => {
     const r = h.run({ type: 'set', namespace: NS, key: 'k', value: 1 }, { clientId: 'nobody', seq: 1 });
     expect(!r.ok && r.error.details).toMatchObject({ reason: 'session_expired' });
     const c = h.register();
-    for (let seq = 1; seq <= 3; seq++) h.ok({ type: 'set', namespace: NS, key: `k${seq}`, value: 1 }, { clientId: c, seq });
+    for (let seq = 1; seq <= 3; seq++)
+      h.ok({ type: 'set', namespace: NS, key: `k${seq}`, value: 1 }, { clientId: c, seq });
     const stale = h.run({ type: 'set', namespace: NS, key: 'k1', value: 1 }, { clientId: c, seq: 1 });
     expect(!stale.ok && stale.error.details).toMatchObject({ reason: 'stale_sequence' });
     // Out-of-order seqs above the floor still apply once.
     h.ok({ type: 'set', namespace: NS, key: 'k9', value: 1 }, { clientId: c, seq: 9 });
     h.ok({ type: 'set', namespace: NS, key: 'k8', value: 1 }, { clientId: c, seq: 8 });
-    expect(h.code({ type: 'set', namespace: NS, key: 'x', value: 1 }, { clientId: c, seq: 0 })).toBe('invalid_argument');
+    expect(h.code({ type: 'set', namespace: NS, key: 'x', value: 1 }, { clientId: c, seq: 0 })).toBe(
+      'invalid_argument',
+    );
   });
 
   it('forgets acknowledged results', () => {
@@ -473,7 +494,10 @@ describe('sessions and exactly-once', () => {
     const clients = [h.register(), h.register(), h.register()];
     for (let i = 0; i < 30; i++) {
       const clientId = clients[i % 3] as string;
-      h.ok({ type: 'set', namespace: NS, key: `k${i}`, value: 'v'.repeat(100) }, { clientId, seq: Math.floor(i / 3) + 1 });
+      h.ok(
+        { type: 'set', namespace: NS, key: `k${i}`, value: 'v'.repeat(100) },
+        { clientId, seq: Math.floor(i / 3) + 1 },
+      );
     }
     const snap = JSON.parse(new TextDecoder().decode(h.sm.snapshot().subarray(4)));
     const remembered = snap.sessions.reduce((n: number, s: unknown[]) => n + (s[3] as unknown[]).length, 0);
@@ -499,7 +523,9 @@ describe('snapshot / restore', () => {
     expect(other.sm.applied).toEqual(h.sm.applied);
     expect(other.sm.timeMs).toBe(h.sm.timeMs);
     expect(() => other.sm.restore(new Uint8Array([0x50, 0x43, 1, 3, 0x7b]))).toThrow(/malformed JSON/);
-    const bad = new TextEncoder().encode('{"index":1,"locks":[],"namespaces":[["x",[["k"]]]],"nowMs":0,"sessions":[],"term":1}');
+    const bad = new TextEncoder().encode(
+      '{"index":1,"locks":[],"namespaces":[["x",[["k"]]]],"nowMs":0,"sessions":[],"term":1}',
+    );
     const framed = new Uint8Array([0x50, 0x43, 1, 3, ...bad]);
     expect(() => other.sm.restore(framed)).toThrow(expect.objectContaining({ code: 'decode_error' }));
     expect(other.sm.snapshot()).toEqual(snap);

@@ -307,7 +307,9 @@ describe('time and versions', () => {
   it('refuses to apply an index that does not increase', () => {
     const h = new CoordHarness();
     h.ok({ type: 'noop' });
-    expect(() => h.sm.apply({ nowMs: 0, op: { type: 'noop' } }, { index: 1, term: 1 })).toThrow(/indexes must increase/);
+    expect(() => h.sm.apply({ nowMs: 0, op: { type: 'noop' } }, { index: 1, term: 1 })).toThrow(
+      /indexes must increase/,
+    );
   });
 
   it('turns undecodable log bytes into a decode_error result', () => {

@@ -20,7 +20,11 @@ export class CoordHarness {
   /** Every command applied, with its position, for replay. */
   readonly log: { command: Command; index: number; term: number }[] = [];
 
-  constructor(config: CoordConfig = {}, startMs = 1_700_000_000_000, readonly viaCodec = false) {
+  constructor(
+    config: CoordConfig = {},
+    startMs = 1_700_000_000_000,
+    readonly viaCodec = false,
+  ) {
     this.sm = new CoordStateMachine(config);
     this.nowMs = startMs;
   }

@@ -1,0 +1,191 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { decodeCommand, decodeResult, encodeCommand, encodeResult, MAX_COMMAND_BYTES } from './codec.js';
+import { CoordHarness } from './harness.js';
+import { base64UrlDecode, base64UrlEncode, canonicalJson, utf8Length } from './json.js';
+import type { Command, CommandResult } from './types.js';
+
+const seed = Number(process.env.PARLEY_SEED ?? 20261129);
+function withSeed(run: () => void): void {
+  try {
+    run();
+  } catch (err) {
+    console.error(`PARLEY_SEED=${seed}`);
+    throw err;
+  }
+}
+
+const sample: Command[] = [
+  { nowMs: 1, op: { type: 'noop' } },
+  {
+    nowMs: 2,
+    clientId: 's1',
+    seq: 4,
+    ackSeq: 3,
+    op: { type: 'set', namespace: 'n', key: 'k', value: { b: 1, a: [true, null] } },
+  },
+  {
+    nowMs: 3,
+    op: {
+      type: 'set',
+      namespace: 'n',
+      key: 'k',
+      value: 'x',
+      ttlSeconds: 5,
+      ifVersion: 'v',
+      fence: { namespace: 'l', key: 'r', token: 9 },
+    },
+  },
+  {
+    nowMs: 4,
+    op: { type: 'list', namespace: 'n', q: 'a', filter: 'a = 1', sortBy: 'created_at', sortOrder: 'desc', limit: 3 },
+  },
+  { nowMs: 5, op: { type: 'lease_release', namespace: 'n', key: 'k', holder: 'h', epoch: 3, state: null } },
+  { nowMs: 6, op: { type: 'lock_acquire', namespace: 'n', key: 'k', owner: 'o', metadata: { m: 1 }, waitSeconds: 3 } },
+  { nowMs: 7, op: { type: 'delete_namespace', namespace: 'n', confirm: true, pattern: 'a*' } },
+];
+
+describe('command codec', () => {
+  it('round-trips commands and is canonical', () => {
+    for (const c of sample) {
+      const bytes = encodeCommand(c);
+      expect(decodeCommand(bytes)).toEqual(c);
+      expect(encodeCommand(decodeCommand(bytes))).toEqual(bytes);
+    }
+    const a = encodeCommand({ nowMs: 1, op: { type: 'set', namespace: 'n', key: 'k', value: { x: 1, y: 2 } } });
+    const b = encodeCommand({
+      op: { value: { y: 2, x: 1 }, key: 'k', namespace: 'n', type: 'set' },
+      nowMs: 1,
+    } as Command);
+    expect(a).toEqual(b);
+    // A release carrying state null keeps the field; one without state omits it.
+    expect(decodeCommand(encodeCommand(sample[4] as Command)).op).toHaveProperty('state', null);
+  });
+
+  it('rejects malformed envelopes and bodies with DecodeError', () => {
+    const good = encodeCommand(sample[1] as Command);
+    const cases: Uint8Array[] = [
+      new Uint8Array(0),
+      good.subarray(0, 3),
+      Uint8Array.from([0, ...good.subarray(1)]),
+      Uint8Array.from([0x50, 0x43, 2, ...good.subarray(3)]),
+      Uint8Array.from([0x50, 0x43, 1, 2, ...good.subarray(4)]),
+      Uint8Array.from([0x50, 0x43, 1, 1, 0xff, 0xfe]),
+      new Uint8Array([0x50, 0x43, 1, 1, ...new TextEncoder().encode('{"nowMs":1}')]),
+      new Uint8Array([0x50, 0x43, 1, 1, ...new TextEncoder().encode('{"nowMs":1,"op":{"type":"nuke"}}')]),
+      new Uint8Array([
+        0x50,
+        0x43,
+        1,
+        1,
+        ...new TextEncoder().encode('{"nowMs":1,"op":{"type":"get","namespace":"n"}}'),
+      ]),
+      new Uint8Array([
+        0x50,
+        0x43,
+        1,
+        1,
+        ...new TextEncoder().encode('{"nowMs":1,"op":{"type":"get","namespace":"n","key":"k","extra":1}}'),
+      ]),
+      new Uint8Array([0x50, 0x43, 1, 1, ...new TextEncoder().encode('{"nowMs":"1","op":{"type":"noop"}}')]),
+      new Uint8Array([
+        0x50,
+        0x43,
+        1,
+        1,
+        ...new TextEncoder().encode(`{"nowMs":1,"op":{"type":"noop"},"x":${'['.repeat(5000)}${']'.repeat(5000)}}`),
+      ]),
+      new Uint8Array(MAX_COMMAND_BYTES + 1),
+    ];
+    for (const bytes of cases) {
+      expect(() => decodeCommand(bytes)).toThrow(expect.objectContaining({ code: 'decode_error' }));
+    }
+  });
+
+  it('throws nothing but DecodeError on random and mutated bytes', () => {
+    const valid = sample.map((c) => encodeCommand(c));
+    withSeed(() =>
+      fc.assert(
+        fc.property(
+          fc.oneof(
+            fc.uint8Array({ maxLength: 200 }),
+            fc
+              .tuple(
+                fc.constantFrom(...valid),
+                fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 6 }),
+              )
+              .map(([bytes, edits]) => {
+                const copy = Uint8Array.from(bytes);
+                for (const [at, v] of edits) copy[at % copy.length] = v;
+                return copy;
+              }),
+            fc
+              .tuple(fc.constantFrom(...valid), fc.nat())
+              .map(([bytes, cut]) => bytes.subarray(0, cut % (bytes.length + 1))),
+          ),
+          (bytes) => {
+            try {
+              const c = decodeCommand(bytes);
+              // Whatever decodes must apply without throwing.
+              new CoordHarness().applyCommand(c);
+            } catch (err) {
+              expect(err).toMatchObject({ code: 'decode_error' });
+            }
+          },
+        ),
+        { seed, numRuns: 2000 },
+      ),
+    );
+  });
+});
+
+describe('result codec', () => {
+  it('round-trips results and rejects unknown shapes', () => {
+    const h = new CoordHarness();
+    const results: CommandResult[] = [
+      h.run({ type: 'set', namespace: 'n', key: 'k', value: [1, 'two'] }),
+      h.run({ type: 'get', namespace: 'n', key: 'missing' }),
+      h.run({ type: 'list', namespace: 'n' }),
+    ];
+    for (const r of results) expect(decodeResult(encodeResult(r))).toEqual(r);
+    const enc = (v: unknown) => new Uint8Array([0x50, 0x43, 1, 2, ...new TextEncoder().encode(JSON.stringify(v))]);
+    for (const bad of [
+      {},
+      { ok: true, value: { type: 'weird' } },
+      { ok: false, error: { code: 'nope', message: '', details: {} } },
+      { ok: false, error: { code: 'key_not_found', message: 1, details: {} } },
+    ]) {
+      expect(() => decodeResult(enc(bad))).toThrow(expect.objectContaining({ code: 'decode_error' }));
+    }
+  });
+});
+
+describe('json helpers', () => {
+  it('measures UTF-8 like TextEncoder and round-trips base64url', () => {
+    withSeed(() =>
+      fc.assert(
+        fc.property(fc.string({ unit: 'grapheme', maxLength: 50 }), fc.uint8Array({ maxLength: 40 }), (s, bytes) => {
+          expect(utf8Length(s)).toBe(new TextEncoder().encode(s).length);
+          const enc = base64UrlEncode(bytes);
+          expect(enc).toMatch(/^[A-Za-z0-9_-]*$/);
+          expect(base64UrlDecode(enc)).toEqual(bytes);
+        }),
+        { seed, numRuns: 300 },
+      ),
+    );
+    expect(base64UrlDecode('a')).toBeUndefined();
+    expect(base64UrlDecode('ab$d')).toBeUndefined();
+  });
+
+  it('canonicalizes key order and rejects non-JSON', () => {
+    expect(canonicalJson({ b: [1, { d: 1, c: 2 }], a: 'x', u: undefined })).toBe('{"a":"x","b":[1,{"c":2,"d":1}]}');
+    expect(() => canonicalJson(new Map())).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
+    expect(() => canonicalJson([undefined])).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
+    expect(() => canonicalJson(Number.POSITIVE_INFINITY)).toThrow(
+      expect.objectContaining({ code: 'invalid_argument' }),
+    );
+    let deep: unknown = 1;
+    for (let i = 0; i < 70; i++) deep = [deep];
+    expect(() => canonicalJson(deep)).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
+  });
+});
