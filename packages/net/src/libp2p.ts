@@ -40,6 +40,7 @@ import {
   ValueTooLargeError,
 } from '@parley/interface';
 import { createLibp2p, type Libp2pOptions } from 'libp2p';
+import { FrameBatcher } from './batcher.js';
 import {
   decodeFrameBody,
   decodeGossip,
@@ -136,6 +137,7 @@ export async function createLibp2pTransport(options: Libp2pTransportOptions): Pr
 /** One long-lived outbound stream to a peer for one application protocol. */
 class OutboundChannel {
   stream: Stream | undefined;
+  writer: FrameBatcher | undefined;
   opening: Promise<Stream> | undefined;
   readonly pending = new Set<number>();
 
@@ -482,6 +484,7 @@ export class Libp2pTransport implements Transport {
         }
       });
       stream.addEventListener('close', () => this.closeChannel(channel, stream));
+      channel.writer = new FrameBatcher(stream, (err) => stream.abort(err as Error));
       channel.stream = stream;
       return stream;
     })();
@@ -496,18 +499,11 @@ export class Libp2pTransport implements Transport {
 
   private sendOn(channel: OutboundChannel, frame: Uint8Array, id: number): void {
     const stream = channel.stream;
-    if (stream?.writeStatus !== 'writable') {
+    if (stream?.writeStatus !== 'writable' || !channel.writer) {
       this.fail(id, new UnavailableError(`stream to ${channel.peer} is closed`, { peer: channel.peer }));
       return;
     }
-    try {
-      stream.send(frame);
-    } catch (err) {
-      this.fail(
-        id,
-        new UnavailableError(`cannot send to ${channel.peer}: ${describeError(err)}`, { peer: channel.peer }),
-      );
-    }
+    channel.writer.write(frame);
   }
 
   private onResponse(channel: OutboundChannel, frame: Frame): void {
@@ -562,6 +558,7 @@ export class Libp2pTransport implements Transport {
     let active = 0;
     stream.maxWriteBufferLength = this.limits.maxWriteBufferBytes;
     this.inboundStreams.add(stream);
+    const writer = new FrameBatcher(stream, (err) => reject('cannot write a response; closing the stream', err));
     const helloTimer = setTimeout(() => {
       if (protocol === undefined) {
         this.abortedStreams++;
@@ -581,15 +578,11 @@ export class Libp2pTransport implements Transport {
     const reply = (frame: Frame) => {
       if (stream.writeStatus !== 'writable') return;
       const encoded = encodeFrame(frame);
-      if (stream.writeBufferLength + encoded.length > this.limits.maxWriteBufferBytes) {
+      if (writer.pendingBytes + encoded.length > this.limits.maxWriteBufferBytes) {
         reject('peer is not reading its responses; closing the stream', new UnavailableError('write buffer full'));
         return;
       }
-      try {
-        stream.send(encoded);
-      } catch (err) {
-        reject('cannot write a response; closing the stream', err);
-      }
+      writer.write(encoded);
     };
     stream.addEventListener('message', (evt) => {
       let bodies: Uint8Array[];
