@@ -29,7 +29,7 @@ export interface LinearizabilityOptions {
   readonly timeoutMs?: number;
   /** Give up with `unknown` after this many search steps. Default: no limit. */
   readonly maxSteps?: number;
-  /** Give up with `unknown` when the memo holds this many entries. Default 4,000,000. */
+  /** Give up with `unknown` when the memo holds this many entries. Default: as many as fit in 256 MiB. */
   readonly maxMemoEntries?: number;
   /** Clock for `timeoutMs` (injectable for tests). Default `performance.now`. */
   readonly nowMs?: () => number;
@@ -66,12 +66,13 @@ type PartResult =
 interface Budget {
   readonly deadlineMs: number;
   readonly maxSteps: number;
-  readonly maxMemoEntries: number;
+  readonly maxMemoEntries: number | undefined;
   readonly nowMs: () => number;
   stepsUsed: number;
 }
 
-const DEFAULT_MAX_MEMO = 4_000_000;
+/** Default memo budget; an entry costs 16 bytes plus its bitset. */
+const DEFAULT_MEMO_BYTES = 256 * 1024 * 1024;
 const CLOCK_CHECK_MASK = 0xfff;
 
 function defaultStateKey(state: unknown): string | number | boolean | null {
@@ -100,7 +101,7 @@ export function checkLinearizability<S, I, O>(
   const budget: Budget = {
     deadlineMs: options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : started + options.timeoutMs,
     maxSteps: options.maxSteps ?? Number.POSITIVE_INFINITY,
-    maxMemoEntries: options.maxMemoEntries ?? DEFAULT_MAX_MEMO,
+    maxMemoEntries: options.maxMemoEntries,
     nowMs,
     stepsUsed: 0,
   };
@@ -223,26 +224,10 @@ function checkPartition<S, I, O>(
 
   const words = (n + 31) >>> 5;
   const bits = new Uint32Array(words);
-  // Memo: hash → list of (state id, linearized set) seen with that hash.
-  const memo = new Map<number, { sid: number; set: Uint32Array }[]>();
-  let memoEntries = 0;
-  const remember = (hash: number, sid: number): boolean => {
-    const h = (hash ^ Math.imul(sid + 1, 0x9e3779b1)) | 0;
-    let bucket = memo.get(h);
-    if (bucket === undefined) {
-      memo.set(h, (bucket = []));
-    } else {
-      outer: for (const entry of bucket) {
-        if (entry.sid !== sid) continue;
-        const set = entry.set;
-        for (let w = 0; w < words; w++) if (set[w] !== bits[w]) continue outer;
-        return false;
-      }
-    }
-    bucket.push({ sid, set: bits.slice() });
-    memoEntries++;
-    return true;
-  };
+  const memo = new MemoTable(words);
+  const maxMemoEntries = budget.maxMemoEntries ?? Math.floor(DEFAULT_MEMO_BYTES / (16 + 4 * words));
+  const remember = (hash: number, sid: number): boolean =>
+    memo.insert((hash ^ Math.imul(sid + 1, 0x9e3779b1)) | 0, sid, bits);
 
   // Backtracking stack.
   const stackEntry = new Int32Array(n);
@@ -284,7 +269,7 @@ function checkPartition<S, I, O>(
         budget.stepsUsed += steps;
         return { kind: 'unknown', steps, reason: 'timeout' };
       }
-      if (memoEntries > budget.maxMemoEntries) {
+      if (memo.size > maxMemoEntries) {
         budget.stepsUsed += steps;
         return { kind: 'unknown', steps, reason: 'max-memo' };
       }
@@ -343,4 +328,84 @@ function checkPartition<S, I, O>(
       blocked: blockedAtBest >= 0 ? items[blockedAtBest]!.op : undefined,
     },
   };
+}
+
+/**
+ * The memo: a set of (linearized set, state id) pairs in flat typed arrays
+ * (open addressing on the hash, bitsets in one pool), so millions of entries
+ * cost tens of bytes each and no garbage.
+ */
+class MemoTable {
+  private slots = new Int32Array(1 << 12); // entry index + 1, 0 = empty
+  private hashes = new Int32Array(1 << 11);
+  private sids = new Int32Array(1 << 11);
+  private pool: Uint32Array;
+  size = 0;
+
+  constructor(private readonly words: number) {
+    this.pool = new Uint32Array((1 << 11) * words);
+  }
+
+  /** Adds the pair; false if it was already there. */
+  insert(hash: number, sid: number, bits: Uint32Array): boolean {
+    const words = this.words;
+    let mask = this.slots.length - 1;
+    let i = hash & mask;
+    for (;;) {
+      const slot = this.slots[i]!;
+      if (slot === 0) break;
+      const e = slot - 1;
+      if (this.hashes[e] === hash && this.sids[e] === sid) {
+        let same = true;
+        const base = e * words;
+        for (let w = 0; w < words; w++) {
+          if (this.pool[base + w] !== bits[w]) {
+            same = false;
+            break;
+          }
+        }
+        if (same) return false;
+      }
+      i = (i + 1) & mask;
+    }
+    const e = this.size;
+    if (e === this.hashes.length) this.growEntries();
+    this.hashes[e] = hash;
+    this.sids[e] = sid;
+    this.pool.set(bits, e * words);
+    this.size++;
+    if (this.size * 2 > this.slots.length) {
+      this.rehash();
+      mask = this.slots.length - 1;
+      i = hash & mask;
+      while (this.slots[i] !== 0) i = (i + 1) & mask;
+    }
+    this.slots[i] = e + 1;
+    return true;
+  }
+
+  private growEntries(): void {
+    const cap = this.hashes.length * 2;
+    const hashes = new Int32Array(cap);
+    hashes.set(this.hashes);
+    this.hashes = hashes;
+    const sids = new Int32Array(cap);
+    sids.set(this.sids);
+    this.sids = sids;
+    const pool = new Uint32Array(cap * this.words);
+    pool.set(this.pool);
+    this.pool = pool;
+  }
+
+  private rehash(): void {
+    const slots = new Int32Array(this.slots.length * 2);
+    const mask = slots.length - 1;
+    // The entry being inserted (index size - 1) is placed by the caller.
+    for (let e = 0; e < this.size - 1; e++) {
+      let i = this.hashes[e]! & mask;
+      while (slots[i] !== 0) i = (i + 1) & mask;
+      slots[i] = e + 1;
+    }
+    this.slots = slots;
+  }
 }
