@@ -83,10 +83,15 @@ export class RaftLog {
     return this.storage.term(i);
   }
 
-  /** Term of `i`, or undefined when it is compacted or missing. */
+  /** Term of `i`, or undefined when it is compacted or missing (never throws). */
   maybeTerm(i: number): number | undefined {
+    if (i < 0 || i > this.lastIndex()) return undefined;
+    if (i >= this.unstableOffset) return (this.unstable[i - this.unstableOffset] as RaftEntry).term;
+    const snap = this.unstableSnapshot;
+    if (snap) return i === snap.meta.index ? snap.meta.term : undefined;
+    if (i < this.storage.firstIndex() - 1) return undefined;
     try {
-      return this.term(i);
+      return this.storage.term(i);
     } catch {
       return undefined;
     }

@@ -135,8 +135,11 @@ export class Raft {
   private readonly readQueue: string[] = [];
   private pendingReadIndex: { from: PeerId; context: Uint8Array }[] = [];
   private incoming: IncomingSnapshot | undefined;
-  /** Peers owed an append (flushed in one batch before the next Ready). */
+  /** Peers owed an append (true: even an empty one), flushed in one batch before the next Ready. */
   private readonly dirty = new Map<PeerId, boolean>();
+  /** Every peer is owed an append (new entries) / a commit update. */
+  private appendAll = false;
+  private commitAll = false;
 
   readonly electionTimeout: number;
   readonly heartbeatTimeout: number;
@@ -256,6 +259,8 @@ export class Raft {
     this.leadTransferee = NONE;
     this.votes.clear();
     this.dirty.clear();
+    this.appendAll = false;
+    this.commitAll = false;
     this.pendingReads.clear();
     this.readQueue.length = 0;
     this.pendingReadIndex = [];
@@ -720,7 +725,7 @@ export class Raft {
       out[i] = { term: this.term, index: ++index, type: e.type, data: e.data };
     }
     this.log.append(out);
-    for (const id of this.progress.keys()) if (id !== this.id) this.dirty.set(id, this.dirty.get(id) ?? false);
+    this.appendAll = true;
     // A single-voter leader commits as soon as the entries are persisted (see advance()).
     return { index, term: this.term };
   }
@@ -760,11 +765,26 @@ export class Raft {
 
   /** Sends pending appends, batching everything proposed since the last flush. */
   flush(): void {
-    if (this.state !== 'leader' || this.dirty.size === 0) {
+    if (this.state !== 'leader') {
       this.dirty.clear();
+      this.appendAll = false;
+      this.commitAll = false;
       return;
     }
-    const peers = [...this.dirty].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    if (this.appendAll || this.commitAll) {
+      const force = this.commitAll;
+      this.appendAll = false;
+      this.commitAll = false;
+      // Map order is insertion order: deterministic on every run.
+      for (const to of this.progress.keys()) {
+        if (to === this.id) continue;
+        let ifEmpty = force || this.dirty.get(to) === true;
+        this.dirty.delete(to);
+        while (this.maybeSendAppend(to, ifEmpty)) ifEmpty = false;
+      }
+    }
+    if (this.dirty.size === 0) return;
+    const peers = [...this.dirty];
     this.dirty.clear();
     for (const [to, sendIfEmpty] of peers) {
       let ifEmpty = sendIfEmpty;
@@ -773,7 +793,7 @@ export class Raft {
   }
 
   private bcastCommit(): void {
-    for (const id of this.progress.keys()) if (id !== this.id) this.dirty.set(id, true);
+    this.commitAll = true;
   }
 
   /** Sends one append to `to` if the window allows; returns whether a message went out. */
@@ -1079,7 +1099,7 @@ export class Raft {
 
   /** Peers owed appends (used to decide whether a Ready is pending). */
   hasDirty(): boolean {
-    return this.state === 'leader' && this.dirty.size > 0;
+    return this.state === 'leader' && (this.dirty.size > 0 || this.appendAll || this.commitAll);
   }
 
   /** Self-acknowledges entries persisted by the application (leader's own vote in the commit count). */
