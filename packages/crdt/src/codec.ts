@@ -43,6 +43,7 @@
  */
 import { DecodeError } from '@parley/interface';
 import { DotContext } from './context.js';
+import { Register } from './register.js';
 import type {
   CounterShare,
   CounterState,
@@ -482,7 +483,7 @@ function readBody(r: Reader, tag: number): Delta {
         createdAt = wallMs - back;
       }
       const value = readValue(r);
-      states.push({ type: 'register', key, wallMs, logical, node, seq, ttlSeconds, createdAt, value });
+      states.push(new Register(key, wallMs, logical, node, seq, ttlSeconds, createdAt, value));
       prevTtl = ttlSeconds;
     } else {
       states.push({ type: 'tombstone', key, wallMs, logical, node, seq });

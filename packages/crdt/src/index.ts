@@ -23,4 +23,5 @@ export * from './hlc.js';
 export * from './lww.js';
 export * from './namespace.js';
 export * from './pn-counter.js';
+export { Register } from './register.js';
 export type * from './types.js';

@@ -3,6 +3,7 @@ import { DotContext, subtractRanges } from './context.js';
 import { HLC_ZERO, type Hlc, HybridLogicalClock, hlcVersion } from './hlc.js';
 import { isWellFormed, normalizeJson, utf8Length } from './json.js';
 import { addToShare } from './pn-counter.js';
+import { Register } from './register.js';
 import type {
   CounterShare,
   CounterState,
@@ -202,27 +203,18 @@ export function expiresAtOf(state: KeyState): number {
 
 /** The entry a reader sees for a register or counter state (ignoring expiry). */
 export function entryOf(state: RegisterState | CounterState): Entry {
-  if (state.type === 'register') {
-    return Object.freeze({
-      value: state.value,
-      version: hlcVersion(state),
-      ttlSeconds: state.ttlSeconds,
-      createdAt: state.createdAt,
-      updatedAt: state.wallMs,
-      expiresAt: state.wallMs + state.ttlSeconds * 1000,
-    });
-  }
+  if (state.type === 'register') return Register.from(state);
   const [node, last] = latestShare(state);
   let total = 0;
   for (const s of state.shares.values()) total += s.inc - s.dec;
-  return Object.freeze({
+  return {
     value: total,
     version: hlcVersion({ wallMs: last.wallMs, logical: last.logical, node }),
     ttlSeconds: last.ttlSeconds,
     createdAt: state.createdAt,
     updatedAt: last.wallMs,
     expiresAt: last.wallMs + last.ttlSeconds * 1000,
-  });
+  };
 }
 
 /** Canonical order of key states in deltas and encodings: by key. */
@@ -267,7 +259,6 @@ export class NamespaceReplica {
   readonly tombstoneGraceMs: number;
 
   private readonly states = new Map<string, KeyState>();
-  private readonly views = new Map<string, Entry>();
   private readonly ctx = new DotContext();
   private readonly index = new Map<string, OriginIndex>();
   private indexSize = 0;
@@ -313,17 +304,16 @@ export class NamespaceReplica {
     if (!live) this.checkRoom(nowMs);
     const stamp = this.clock.now(nowMs);
     const createdAt = live && current.type !== 'tombstone' ? current.createdAt : stamp.wallMs;
-    const next: RegisterState = {
-      type: 'register',
+    const next = new Register(
       key,
-      wallMs: stamp.wallMs,
-      logical: stamp.logical,
-      node: stamp.node,
-      seq: ++this.localSeq,
+      stamp.wallMs,
+      stamp.logical,
+      stamp.node,
+      ++this.localSeq,
       ttlSeconds,
       createdAt,
-      value: json.value,
-    };
+      json.value,
+    );
     return this.applyLocal(key, next, current, next);
   }
 
@@ -394,14 +384,15 @@ export class NamespaceReplica {
 
   /** The live entry under `key`, or undefined when absent, deleted or expired at `nowMs`. */
   get(key: string, nowMs: number): Entry | undefined {
-    let view = this.views.get(key);
-    if (view === undefined) {
-      const state = this.states.get(key);
-      if (state === undefined || state.type === 'tombstone') return undefined;
-      view = entryOf(state);
-      this.views.set(key, view);
+    const state = this.states.get(key);
+    if (state === undefined) return undefined;
+    if (state.type === 'register') {
+      // Registers are held as Register objects (see install), which are entries.
+      return nowMs < state.wallMs + state.ttlSeconds * 1000 ? (state as Register) : undefined;
     }
-    return nowMs < view.expiresAt ? view : undefined;
+    if (state.type === 'tombstone') return undefined;
+    const entry = entryOf(state);
+    return nowMs < entry.expiresAt ? entry : undefined;
   }
 
   /** Live keys at `nowMs`, sorted. */
@@ -626,8 +617,7 @@ export class NamespaceReplica {
   }
 
   private install(key: string, next: KeyState, prev: KeyState | undefined): void {
-    this.states.set(key, next);
-    this.views.delete(key);
+    this.states.set(key, next.type === 'register' ? Register.from(next) : next);
     if (prev?.type === 'tombstone') this.tombstoneCount--;
     if (next.type === 'tombstone') this.tombstoneCount++;
     if (prev) forEachDot(prev, () => this.liveDots--);
@@ -641,7 +631,6 @@ export class NamespaceReplica {
 
   private uninstall(key: string, prev: KeyState): void {
     this.states.delete(key);
-    this.views.delete(key);
     if (prev.type === 'tombstone') this.tombstoneCount--;
     forEachDot(prev, () => this.liveDots--);
   }
