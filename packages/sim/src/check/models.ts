@@ -65,21 +65,21 @@ function registerStep(
 }
 
 /**
- * One register that starts empty (`null`): `read` → value (`null` when empty),
+ * A register per key (one register when events carry no key) that starts empty (`null`): `read` → value (`null` when empty),
  * `write V`, `cas [A B]`. A `fail`ed cas is an observation — the compare failed,
  * the state was not A — as in Porcupine's etcd model; other `fail`s are dropped.
  */
 export const registerModel: Model<HistoryValue, RegisterInput, HistoryValue> = {
   name: 'register',
-  description: "one register, starts nil; read/write/cas; a failed cas saw state ≠ old (Porcupine's etcd model)",
-  partitionByKey: false,
+  description: "a register per key, starts nil; read/write/cas; a failed cas saw state ≠ old (Porcupine's etcd)",
+  partitionByKey: true,
   init: () => null,
   prepare: (op) => registerPrepare('register', op, true),
   step: (state, input, output) => registerStep(state, input, output, false),
 };
 
 /**
- * Knossos's cas-register: starts at 0, a read of `nil` matches any state,
+ * Knossos's cas-register (one per key): starts at 0, a read of `nil` matches any state,
  * every `fail` is dropped (it did not happen).
  */
 export const casRegisterModel: Model<HistoryValue, RegisterInput, HistoryValue> = {
