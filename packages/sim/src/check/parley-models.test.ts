@@ -1,9 +1,10 @@
-import { DecodeError } from '@parley/interface';
+import { DecodeError, type Random, SeededRandom } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
 import { HistoryRecorder, type HistoryValue } from './history.js';
 import { checkLinearizability } from './linearizability.js';
 import type { Model } from './model.js';
 import { parleyEntryModel, parleyLeaseModel, parleyLockModel } from './parley-models.js';
+import { testSeed, withSeed } from './test-util.js';
 
 /** A tiny script: each line is `process f key input => result` or `=> !error` or `=> ?` (lost reply). */
 type Line = readonly [process: string, f: string, key: string, input: HistoryValue, result: HistoryValue | Err];
@@ -264,4 +265,142 @@ describe('parley-lease', () => {
       ]),
     ).toBe('not linearizable');
   });
+});
+
+// ---------------------------------------------------------------------------
+// At scale: histories of real (atomic) implementations are linearizable; a
+// planted bug is caught. Each call takes effect at one instant between its
+// invoke and its reply; some replies are lost.
+
+type Reply = { ok: HistoryValue } | { fail: string };
+type Call = { f: string; key: string; input: HistoryValue };
+interface Impl {
+  next(rng: Random, client: string): Call;
+  apply(f: string, key: string, input: HistoryValue, client: string): Reply;
+}
+
+function simulate(rng: Random, impl: Impl, clients: number, steps: number) {
+  const rec = new HistoryRecorder();
+  const pending = new Map<string, { f: string; key: string; input: HistoryValue; reply?: Reply }>();
+  for (let s = 0; s < steps; s++) {
+    const c = `c${rng.int(clients)}`;
+    const call = pending.get(c);
+    if (call === undefined) {
+      const op = impl.next(rng, c);
+      rec.invoke(c, op.f, op.input, op.key);
+      pending.set(c, op);
+    } else if (call.reply === undefined) {
+      call.reply = impl.apply(call.f, call.key, call.input, c);
+    } else {
+      pending.delete(c);
+      if (rng.int(25) === 0) rec.info(c, null, { error: 'timeout' });
+      else if ('ok' in call.reply) rec.ok(c, call.reply.ok);
+      else rec.fail(c, null, { error: call.reply.fail });
+    }
+  }
+  return rec.events();
+}
+
+/** A strong namespace; `bug` lets an ifVersion write through against a stale version now and then. */
+function entryImpl(bug: boolean): Impl {
+  const store = new Map<string, { value: HistoryValue; version: string }>();
+  let versions = 0;
+  const lastSeen = new Map<string, string>();
+  return {
+    next: (rng, client): Call => {
+      const key = `k${rng.int(2)}`;
+      const seen = lastSeen.get(`${client}/${key}`);
+      const r = rng.int(5);
+      if (r === 0) return { f: 'get', key, input: null };
+      if (r === 1) return { f: 'set', key, input: { value: rng.int(100), ifNotExists: true } };
+      if (r === 2 && seen !== undefined) return { f: 'set', key, input: { value: rng.int(100), ifVersion: seen } };
+      if (r === 3) return { f: 'delete', key, input: null };
+      return { f: 'set', key, input: { value: rng.int(100) } };
+    },
+    apply: (f, key, input, client): Reply => {
+      const cur = store.get(key);
+      const ifVersion = (input as { ifVersion?: string } | null)?.ifVersion;
+      if (f === 'get') {
+        if (cur) lastSeen.set(`${client}/${key}`, cur.version);
+        return { ok: cur ? { value: cur.value, version: cur.version } : null };
+      }
+      if (f === 'delete') {
+        store.delete(key);
+        return { ok: { existed: cur !== undefined } };
+      }
+      const i = input as { value: HistoryValue; ifNotExists?: boolean };
+      if (i.ifNotExists && cur) return { fail: 'key_already_exists' };
+      if (ifVersion !== undefined && cur?.version !== ifVersion && !(bug && cur && versions % 3 === 0)) {
+        return { fail: 'version_mismatch' };
+      }
+      const version = `v${++versions}`;
+      store.set(key, { value: i.value, version });
+      lastSeen.set(`${client}/${key}`, version);
+      return { ok: { version } };
+    },
+  };
+}
+
+/** A lock table with fences; `bug` accepts a write with the previous fence. */
+function lockImpl(bug: boolean): Impl {
+  const locks = new Map<string, { owner: string | null; fence: number }>();
+  const mine = new Map<string, number>();
+  return {
+    next: (rng, client): Call => {
+      const key = 'L';
+      const fence = mine.get(client);
+      const r = rng.int(4);
+      if (r === 0 || fence === undefined) return { f: 'acquire', key, input: { owner: client } };
+      if (r === 1) return { f: 'release', key, input: { owner: client, fence } };
+      if (r === 2) return { f: 'get', key, input: null };
+      return { f: 'write', key, input: { fence, value: rng.int(10) } };
+    },
+    apply: (f, key, input, client): Reply => {
+      const l = locks.get(key) ?? { owner: null, fence: 0 };
+      locks.set(key, l);
+      const i = input as { fence?: number };
+      switch (f) {
+        case 'acquire':
+          if (l.owner !== null && l.owner !== client) {
+            // Occasionally the holder's TTL has run out: take over.
+            if (l.fence % 2 === 0) return { fail: 'lock_held' };
+          }
+          l.owner = client;
+          l.fence++;
+          mine.set(client, l.fence);
+          return { ok: { fence: l.fence } };
+        case 'release':
+          if (l.owner !== client || l.fence !== i.fence) return { fail: 'lease_lost' };
+          l.owner = null;
+          return { ok: { released: true } };
+        case 'get':
+          return { ok: l.owner === null ? null : { owner: l.owner, fence: l.fence } };
+        default:
+          if (i.fence === l.fence || (bug && i.fence === l.fence - 1)) return { ok: null };
+          return { fail: 'fence_stale' };
+      }
+    },
+  };
+}
+
+describe('Parley models at scale', () => {
+  const cases = [
+    ['parley-entry', parleyEntryModel as unknown as Model, entryImpl],
+    ['parley-lock', parleyLockModel as unknown as Model, lockImpl],
+  ] as const;
+  for (const [name, model, impl] of cases) {
+    it(`${name}: a correct implementation is linearizable, a planted bug is caught`, () => {
+      withSeed(testSeed(4242), (seed) => {
+        const rng = new SeededRandom(seed);
+        let caught = 0;
+        for (let round = 0; round < 6; round++) {
+          const good = simulate(rng, impl(false), 5, 1200);
+          expect(checkLinearizability(model, good, { maxSteps: 20_000_000 }).verdict).toBe('linearizable');
+          const bad = simulate(rng, impl(true), 5, 1200);
+          if (checkLinearizability(model, bad, { maxSteps: 20_000_000 }).verdict === 'not linearizable') caught++;
+        }
+        expect(caught).toBeGreaterThanOrEqual(3);
+      });
+    });
+  }
 });
