@@ -215,6 +215,16 @@ export class Libp2pTransport implements Transport {
   async start(): Promise<void> {
     if (this.state !== 'new') throw new InvalidArgumentError(`transport cannot start: it is ${this.state}`);
     this.state = 'starting';
+    try {
+      await this.startNode();
+    } catch (err) {
+      this.state = 'stopped';
+      await Promise.resolve(this.node?.stop()).catch(() => {});
+      throw err;
+    }
+  }
+
+  private async startNode(): Promise<void> {
     const limits = this.limits;
     const allow = this.allowPeers;
     const deny = allow ? (peer: Libp2pPeerId) => !allow.has(peer.toString()) : undefined;
@@ -285,6 +295,10 @@ export class Libp2pTransport implements Transport {
     });
     await node.start();
     for (const topic of this.gossipHandlers.keys()) node.services.pubsub.subscribe(topic);
+    if (this.state !== 'starting') {
+      await node.stop(); // stopped while starting
+      return;
+    }
     this.state = 'started';
     this.dialBootstrap();
     this.redialTimer = setInterval(() => this.dialBootstrap(), limits.redialIntervalMs);

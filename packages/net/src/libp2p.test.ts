@@ -1,0 +1,94 @@
+import { NotLeaderError, ParleyError } from '@parley/interface';
+import { afterEach, describe, expect, it } from 'vitest';
+import { generatePrivateKey, generatePsk } from './keys.js';
+import { createLibp2pTransport, type Libp2pTransport } from './libp2p.js';
+import { silentLogger } from './logger.js';
+
+const running: Libp2pTransport[] = [];
+
+async function waitFor(condition: () => boolean, maxMs = 10_000): Promise<void> {
+  const deadline = Date.now() + maxMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${maxMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((t) => t.stop()));
+});
+
+describe('libp2p transport', () => {
+  it('carries a handler error’s details across the wire', async () => {
+    const psk = generatePsk();
+    const a = await createLibp2pTransport({ listen: ['/ip4/127.0.0.1/tcp/0'], psk, logger: silentLogger });
+    await a.start();
+    running.push(a);
+    a.handle('write', () => {
+      throw new NotLeaderError('12D3KooWleader');
+    });
+    const b = await createLibp2pTransport({
+      listen: ['/ip4/127.0.0.1/tcp/0'],
+      psk,
+      bootstrap: a.addresses(),
+      logger: silentLogger,
+    });
+    await b.start();
+    running.push(b);
+    await waitFor(() => b.peers().includes(a.peerId));
+    const err = await b.request(a.peerId, 'write', new Uint8Array()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ParleyError);
+    expect(err).toMatchObject({ code: 'not_leader', details: { leaderHint: '12D3KooWleader' } });
+  });
+
+  it('redials a bootstrap peer that went away once it is back on the same address', async () => {
+    const psk = generatePsk();
+    const key = await generatePrivateKey();
+    const first = await createLibp2pTransport({
+      listen: ['/ip4/127.0.0.1/tcp/0'],
+      psk,
+      privateKey: key,
+      logger: silentLogger,
+    });
+    await first.start();
+    const address = first.addresses()[0] as string;
+    const survivor = await createLibp2pTransport({
+      listen: ['/ip4/127.0.0.1/tcp/0'],
+      psk,
+      bootstrap: [address],
+      limits: { redialIntervalMs: 100 },
+      logger: silentLogger,
+    });
+    const events: string[] = [];
+    survivor.on('peer:connect', (peer) => events.push(`+${peer}`));
+    survivor.on('peer:disconnect', (peer) => events.push(`-${peer}`));
+    await survivor.start();
+    running.push(survivor);
+    await waitFor(() => events.includes(`+${first.peerId}`));
+    await first.stop();
+    await waitFor(() => events.includes(`-${first.peerId}`));
+
+    const listen = address.replace(/\/p2p\/.*$/, '');
+    const again = await createLibp2pTransport({ listen: [listen], psk, privateKey: key, logger: silentLogger });
+    again.handle('hello', () => new TextEncoder().encode('back'));
+    await again.start();
+    running.push(again);
+    await waitFor(() => events.filter((e) => e === `+${first.peerId}`).length === 2);
+    const reply = await survivor.request(again.peerId, 'hello', new Uint8Array());
+    expect(new TextDecoder().decode(reply)).toBe('back');
+  });
+
+  it('rejects mdns without the optional package, and bad bootstrap addresses, as invalid_argument', async () => {
+    const t = await createLibp2pTransport({
+      listen: ['/ip4/127.0.0.1/tcp/0'],
+      psk: generatePsk(),
+      mdns: true,
+      logger: silentLogger,
+    });
+    await expect(t.start()).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(
+      createLibp2pTransport({ listen: [], psk: generatePsk(), bootstrap: ['not a multiaddr'] }),
+    ).rejects.toMatchObject({ code: 'invalid_argument' });
+    expect(() => t.handle('', () => new Uint8Array())).toThrow(/protocol name/);
+  });
+});
