@@ -1,7 +1,7 @@
 import { type Random, SeededRandom } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
 import { HistoryRecorder, type HistoryValue, type ProcessId } from './history.js';
-import { checkLinearizability } from './linearizability.js';
+import { checkLinearizability, formatCounterexample } from './linearizability.js';
 import type { Model } from './model.js';
 import { casRegisterModel, kvModel, MODELS, mutexModel, registerModel } from './models.js';
 import { parleyEntryModel, parleyLeaseModel, parleyLockModel } from './parley-models.js';
@@ -46,6 +46,13 @@ describe('register (etcd)', () => {
     expect(r.verdict).toBe('not linearizable');
     expect(r.counterexample?.blocked?.f).toBe('read');
     expect(r.counterexample?.linearized.map((o) => o.f)).toEqual(['write']);
+    expect(formatCounterexample(r.counterexample!)).toBe(
+      [
+        'linearized 1 calls, then stuck',
+        '  process 1 write 1 → null (events 0..1)',
+        'cannot linearize: process 2 read null → null (events 2..3)',
+      ].join('\n'),
+    );
   });
 
   it('starts empty: reading 0 first is illegal, reading nil is fine', () => {

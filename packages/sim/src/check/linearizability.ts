@@ -155,6 +155,27 @@ export function checkLinearizability<S, I, O>(
     : { verdict: 'unknown', ...base, reason: unknownReason };
 }
 
+/** One line describing a call: `process 3 cas key="k" [1,2] → fail version_mismatch (events 10..14)`. */
+export function describeOperation(op: Operation): string {
+  const key = op.key === undefined ? '' : ` key=${JSON.stringify(op.key)}`;
+  const result =
+    op.status === 'ok' ? JSON.stringify(op.output) : `${op.status}${op.error === undefined ? '' : ` ${op.error}`}`;
+  const end = Number.isFinite(op.returnIndex) ? String(op.returnIndex) : 'end';
+  return `process ${String(op.process)} ${op.f}${key} ${JSON.stringify(op.input)} → ${result} (events ${op.callIndex}..${end})`;
+}
+
+/** A few lines explaining a `not linearizable` verdict, for reports. */
+export function formatCounterexample(ce: Counterexample, maxPrefix = 10): string {
+  const lines = [
+    `${ce.key === undefined ? '' : `key ${JSON.stringify(ce.key)}: `}linearized ${ce.linearized.length} calls, then stuck`,
+  ];
+  const shown = ce.linearized.slice(-maxPrefix);
+  if (shown.length < ce.linearized.length) lines.push(`  … ${ce.linearized.length - shown.length} earlier calls`);
+  for (const op of shown) lines.push(`  ${describeOperation(op)}`);
+  if (ce.blocked !== undefined) lines.push(`cannot linearize: ${describeOperation(ce.blocked)}`);
+  return lines.join('\n');
+}
+
 function isOperationList(h: History | readonly Operation[]): h is readonly Operation[] {
   return h.length > 0 && 'callIndex' in (h[0] as object);
 }

@@ -91,12 +91,10 @@ function eventsFromForms(forms: readonly EdnValue[]): HistoryEvent[] {
 /** Parses a Jepsen/Porcupine etcd log. Lines that are not history events are ignored. */
 export function parseJepsenLog(text: string): HistoryEvent[] {
   const events: HistoryEvent[] = [];
-  let lineNo = 0;
   for (const line of text.split('\n')) {
-    lineNo++;
     const m = JEPSEN_LINE.exec(line);
     if (!m) continue;
-    const raw = m[4] === '' ? null : readEdnValueOrNull(m[4]!, lineNo);
+    const raw = m[4] === '' ? null : readEdnValueOrUndefined(m[4]!);
     if (raw === undefined) continue; // not a value we understand: not a history line
     const event: { -readonly [K in keyof HistoryEvent]: HistoryEvent[K] } = {
       type: m[2] as EventType,
@@ -111,7 +109,7 @@ export function parseJepsenLog(text: string): HistoryEvent[] {
   return events;
 }
 
-function readEdnValueOrNull(text: string, _lineNo: number): EdnValue | undefined {
+function readEdnValueOrUndefined(text: string): EdnValue | undefined {
   try {
     return readEdn(text);
   } catch (err) {

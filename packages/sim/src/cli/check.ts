@@ -10,8 +10,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { checkLinearizability, type LinearizabilityResult } from '../check/linearizability.js';
-import type { Operation } from '../check/model.js';
+import { checkLinearizability, describeOperation, type LinearizabilityResult } from '../check/linearizability.js';
 import { getModel, MODELS } from '../check/models.js';
 import { parseHistory } from '../check/parse.js';
 
@@ -46,13 +45,6 @@ export interface FileReport {
     readonly linearized: number;
     readonly blocked: string | null;
   };
-}
-
-function describeOp(op: Operation): string {
-  const key = op.key === undefined ? '' : ` key=${JSON.stringify(op.key)}`;
-  const out =
-    op.status === 'ok' ? ` → ${JSON.stringify(op.output)}` : ` → ${op.status}${op.error ? ` ${op.error}` : ''}`;
-  return `process ${String(op.process)} ${op.f}${key} ${JSON.stringify(op.input)}${out} (events ${op.callIndex}..${Number.isFinite(op.returnIndex) ? op.returnIndex : 'end'})`;
 }
 
 function parseTimeout(value: string): number {
@@ -113,7 +105,7 @@ export async function runCheckCli(argv: readonly string[], io: CheckCliIo = defa
               counterexample: {
                 key: ce.key ?? null,
                 linearized: ce.linearized.length,
-                blocked: ce.blocked === undefined ? null : describeOp(ce.blocked),
+                blocked: ce.blocked === undefined ? null : describeOperation(ce.blocked),
               },
             }),
       };
