@@ -27,13 +27,78 @@ type AmDoc = Record<string, unknown>;
 
 const bench = new Bench('@parley/crdt');
 
-// ---- set: one operation per key, each a replicable delta / update / change
+/** Best of three alternating rounds: the machine may be shared, so take each side's best. */
+function best(...fns: Array<() => number>): number[] {
+  const out = fns.map(() => 0);
+  for (let round = 0; round < 3; round++) {
+    fns.forEach((fn, i) => {
+      out[i] = Math.max(out[i] as number, fn());
+    });
+  }
+  return out;
+}
+
+// ---- memory and encoded bytes per entry (keys and values allocated before measuring)
 {
+  const before = heapUsedBytes();
   const r = replica('a');
-  const ours = measureOps((i) => r.set(key(i), i, T0 + i), N);
+  for (let i = 0; i < N; i++) r.set(key(i), i, T0);
+  const ours = (heapUsedBytes() - before) / N;
+  const oursBytes = encodeState(r.state()).length / N;
+  // The same entries written one every 864 ms (a day's worth): wall-clock deltas cost bytes.
+  const spread = replica('a');
+  for (let i = 0; i < N; i++) spread.set(key(i), i, T0 + i * 864);
+  const spreadBytes = encodeState(spread.state()).length / N;
+
+  const yBefore = heapUsedBytes();
   const doc = new Y.Doc();
   const ymap = doc.getMap('m');
-  const yjs = measureOps((i) => ymap.set(key(i), i), N);
+  doc.transact(() => {
+    for (let i = 0; i < N; i++) ymap.set(key(i), i);
+  });
+  const yjs = (heapUsedBytes() - yBefore) / N;
+  const yBytes = Y.encodeStateAsUpdate(doc).length / N;
+
+  const aBefore = heapUsedBytes();
+  const am = Automerge.change(Automerge.init<AmDoc>(), (d) => {
+    for (let i = 0; i < N; i++) d[key(i)] = i;
+  });
+  // Automerge keeps its document in WebAssembly memory, outside the JS heap.
+  const amHeap = (heapUsedBytes() - aBefore) / N;
+  const amBytes = Automerge.save(am).length / N;
+
+  bench.add({ name: 'memory per entry (beyond key+value)', unit: 'B', value: ours, anchor: YJS, anchorValue: yjs });
+  bench.add({
+    name: 'memory per entry (JS heap only)',
+    unit: 'B',
+    value: ours,
+    anchor: `${AM} (wasm heap not counted)`,
+    anchorValue: amHeap,
+  });
+  bench.add({ name: 'encoded state per entry', unit: 'B', value: oursBytes, anchor: YJS, anchorValue: yBytes });
+  bench.add({ name: 'encoded state per entry', unit: 'B', value: oursBytes, anchor: AM, anchorValue: amBytes });
+  bench.add({
+    name: 'encoded state per entry, writes over a day',
+    unit: 'B',
+    value: spreadBytes,
+    anchor: `${YJS} (stores no time)`,
+    anchorValue: yBytes,
+  });
+  if (r.liveCount(T0) !== N || ymap.size !== N || Object.keys(am).length !== N) throw new Error('bench sanity');
+}
+
+// ---- set: one operation per key, each a replicable delta / update / change
+{
+  const [ours, yjs] = best(
+    () => {
+      const r = replica('a');
+      return measureOps((i) => r.set(key(i), i, T0 + i), N);
+    },
+    () => {
+      const ymap = new Y.Doc().getMap('m');
+      return measureOps((i) => ymap.set(key(i), i), N);
+    },
+  ) as [number, number];
   let am = Automerge.init<AmDoc>();
   const amOps = measureOps((i) => {
     am = Automerge.change(am, (d) => {
@@ -58,12 +123,16 @@ const bench = new Bench('@parley/crdt');
     for (let i = 0; i < N; i++) ymap.set(key(i), i);
   });
   let sink = 0;
-  const ours = measureOps((i) => {
-    sink += r.get(key(i % N), T0 + 1)?.value as number;
-  }, N * 5);
-  const yjs = measureOps((i) => {
-    sink += ymap.get(key(i % N)) as number;
-  }, N * 5);
+  const [ours, yjs] = best(
+    () =>
+      measureOps((i) => {
+        sink += r.get(key(i % N), T0 + 1)?.value as number;
+      }, N * 5),
+    () =>
+      measureOps((i) => {
+        sink += ymap.get(key(i % N)) as number;
+      }, N * 5),
+  ) as [number, number];
   const amOps = measureOps((i) => {
     sink += am[key(i % N)] as number;
   }, N * 5);
@@ -75,15 +144,20 @@ const bench = new Bench('@parley/crdt');
 // ---- increment: 1,000 counters round robin
 {
   const COUNTERS = 1000;
-  const r = replica('a');
-  const ours = measureOps((i) => r.increment(key(i % COUNTERS), 1, T0 + i), N);
-  const doc = new Y.Doc();
-  const ymap = doc.getMap<number>('m');
-  // Yjs has no counter type: read-modify-write of a map entry is the closest operation.
-  const yjs = measureOps((i) => {
-    const k = key(i % COUNTERS);
-    ymap.set(k, (ymap.get(k) ?? 0) + 1);
-  }, N);
+  const [ours, yjs] = best(
+    () => {
+      const r = replica('a');
+      return measureOps((i) => r.increment(key(i % COUNTERS), 1, T0 + i), N);
+    },
+    () => {
+      // Yjs has no counter type: read-modify-write of a map entry is the closest operation.
+      const ymap = new Y.Doc().getMap<number>('m');
+      return measureOps((i) => {
+        const k = key(i % COUNTERS);
+        ymap.set(k, (ymap.get(k) ?? 0) + 1);
+      }, N);
+    },
+  ) as [number, number];
   let am = Automerge.change(Automerge.init<AmDoc>(), (d) => {
     for (let i = 0; i < COUNTERS; i++) d[key(i)] = new Automerge.Counter(0);
   });
@@ -140,47 +214,6 @@ const bench = new Bench('@parley/crdt');
     anchor: `${AM} (${AM_OPS} changes)`,
     anchorValue: amOps,
   });
-}
-
-// ---- memory and encoded bytes per entry (keys and values allocated before measuring)
-{
-  const before = heapUsedBytes();
-  const r = replica('a');
-  for (let i = 0; i < N; i++) r.set(key(i), i, T0);
-  const ours = (heapUsedBytes() - before) / N;
-  for (let i = 0; i < N; i++) r.get(key(i), T0);
-  const oursRead = (heapUsedBytes() - before) / N;
-  const oursBytes = encodeState(r.state()).length / N;
-
-  const yBefore = heapUsedBytes();
-  const doc = new Y.Doc();
-  const ymap = doc.getMap('m');
-  doc.transact(() => {
-    for (let i = 0; i < N; i++) ymap.set(key(i), i);
-  });
-  const yjs = (heapUsedBytes() - yBefore) / N;
-  const yBytes = Y.encodeStateAsUpdate(doc).length / N;
-
-  const aBefore = heapUsedBytes();
-  const am = Automerge.change(Automerge.init<AmDoc>(), (d) => {
-    for (let i = 0; i < N; i++) d[key(i)] = i;
-  });
-  // Automerge keeps its document in WebAssembly memory, outside the JS heap.
-  const amHeap = (heapUsedBytes() - aBefore) / N;
-  const amBytes = Automerge.save(am).length / N;
-
-  bench.add({ name: 'memory per entry (beyond key+value)', unit: 'B', value: ours, anchor: YJS, anchorValue: yjs });
-  bench.add({ name: 'memory per entry, after reading all', unit: 'B', value: oursRead, anchor: YJS, anchorValue: yjs });
-  bench.add({
-    name: 'memory per entry (JS heap only)',
-    unit: 'B',
-    value: ours,
-    anchor: `${AM} (wasm heap not counted)`,
-    anchorValue: amHeap,
-  });
-  bench.add({ name: 'encoded state per entry', unit: 'B', value: oursBytes, anchor: YJS, anchorValue: yBytes });
-  bench.add({ name: 'encoded state per entry', unit: 'B', value: oursBytes, anchor: AM, anchorValue: amBytes });
-  if (r.liveCount(T0) !== N || ymap.size !== N || Object.keys(am).length !== N) throw new Error('bench sanity');
 }
 
 // ---- anti-entropy between replicas that differ in 1% of N keys

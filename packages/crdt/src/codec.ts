@@ -14,9 +14,13 @@
  *                   flag bits (registers and tombstones):
  *                     0x04 SAME_NODE       node index equals the previous state's
  *                     0x08 NEXT_SEQ        seq = previous seq + 1 (implies SAME_NODE)
- *                     0x10 LOGICAL_ZERO    logical counter is 0 (else a varint follows)
- *                     0x20 SAME_TTL        ttlSeconds equals the previous register's
- *                     0x40 CREATED_IS_WALL createdAt equals wallMs (else wallMs − createdAt follows)
+ *                     0x30 time mode:
+ *                       0x00 TIME_FULL     wallDelta and logical (≥ 1) follow
+ *                       0x10 TIME_WALL     wallDelta follows, logical is 0
+ *                       0x20 TIME_NEXT     same wallMs as the previous state, logical = previous + 1
+ *                       0x30               invalid
+ *                     0x40 SAME_TTL        ttlSeconds equals the previous register's
+ *                     0x80 CREATED_IS_WALL createdAt equals wallMs (else wallMs − createdAt follows)
  *
  * Layout (varint = unsigned LEB128, at most 8 bytes, canonical; zigzag for signed)
  * ------
@@ -29,7 +33,7 @@
  *                     per range: varint (lo − previous hi − 1), varint (hi − lo)   [previous hi starts at 0]
  *   states:         varint nRegisterOrTombstone, those states in ascending (node, seq),
  *                   varint nCounter, counters in ascending key order; keys unique across both
- *   register:       header key:str [nodeIndex] [seq | seqDelta] wallDelta:zigzag [logical] [ttl]
+ *   register:       header key:str [nodeIndex] [seq | seqDelta] [wallDelta:zigzag] [logical] [ttl]
  *                   [wall − createdAt] value:str (JSON text)
  *   tombstone:      the same without ttl, createdAt and value
  *   counter:        header(0b10) key:str wallDelta:zigzag logical baseNode (0 = zero stamp, else index+1)
@@ -66,9 +70,12 @@ const T_TOMBSTONE = 0b01;
 const T_COUNTER = 0b10;
 const F_SAME_NODE = 0x04;
 const F_NEXT_SEQ = 0x08;
-const F_LOGICAL_ZERO = 0x10;
-const F_SAME_TTL = 0x20;
-const F_CREATED_IS_WALL = 0x40;
+const TIME_MASK = 0x30;
+const TIME_FULL = 0x00;
+const TIME_WALL = 0x10;
+const TIME_NEXT = 0x20;
+const F_SAME_TTL = 0x40;
+const F_CREATED_IS_WALL = 0x80;
 
 const MAX_TTL_SECONDS_WIRE = 0xffff_ffff;
 
@@ -369,12 +376,15 @@ function writeBody(w: Writer, tag: number, delta: Delta): void {
   let prevSeq = 0;
   let prevWall = 0;
   let prevTtl = -1;
+  let prevLogical = 0;
   for (const s of plain) {
     let header = s.type === 'register' ? T_REGISTER : T_TOMBSTONE;
     const sameNode = s.node === prevNode;
     if (sameNode) header |= F_SAME_NODE;
     if (sameNode && s.seq === prevSeq + 1) header |= F_NEXT_SEQ;
-    if (s.logical === 0) header |= F_LOGICAL_ZERO;
+    const time =
+      s.wallMs === prevWall && s.logical === prevLogical + 1 ? TIME_NEXT : s.logical === 0 ? TIME_WALL : TIME_FULL;
+    header |= time;
     if (s.type === 'register') {
       if (s.ttlSeconds === prevTtl) header |= F_SAME_TTL;
       if (s.createdAt === s.wallMs) header |= F_CREATED_IS_WALL;
@@ -383,8 +393,8 @@ function writeBody(w: Writer, tag: number, delta: Delta): void {
     w.str(s.key);
     if (!sameNode) w.varint(nodes.get(s.node) as number);
     if (!(header & F_NEXT_SEQ)) w.varint(sameNode ? s.seq - prevSeq - 1 : s.seq);
-    w.zigzag(s.wallMs - prevWall);
-    if (s.logical !== 0) w.varint(s.logical);
+    if (time !== TIME_NEXT) w.zigzag(s.wallMs - prevWall);
+    if (time === TIME_FULL) w.varint(s.logical);
     if (s.type === 'register') {
       if (s.ttlSeconds !== prevTtl) w.varint(s.ttlSeconds);
       if (s.createdAt !== s.wallMs) w.varint(s.wallMs - s.createdAt);
@@ -394,6 +404,7 @@ function writeBody(w: Writer, tag: number, delta: Delta): void {
     prevNode = s.node;
     prevSeq = s.seq;
     prevWall = s.wallMs;
+    prevLogical = s.logical;
   }
   w.varint(counters.length);
   for (const c of counters) {
@@ -429,16 +440,18 @@ function readBody(r: Reader, tag: number): Delta {
     if (keys.has(key)) throw new DecodeError('duplicate key', r.pos);
     keys.add(key);
   };
-  const nPlain = r.count(4);
+  const nPlain = r.count(3);
   let prevNode = '';
   let prevSeq = 0;
   let prevWall = 0;
   let prevTtl = -1;
+  let prevLogical = 0;
   for (let i = 0; i < nPlain; i++) {
     const header = r.byte();
     const type = header & 0b11;
     if (type !== T_REGISTER && type !== T_TOMBSTONE) throw new DecodeError('expected a register or tombstone', r.pos);
-    if (header & 0x80) throw new DecodeError('unknown header flag', r.pos);
+    const time = header & TIME_MASK;
+    if (time === TIME_MASK) throw new DecodeError('invalid time mode', r.pos);
     if (type === T_TOMBSTONE && header & (F_SAME_TTL | F_CREATED_IS_WALL)) {
       throw new DecodeError('register flag on a tombstone', r.pos);
     }
@@ -461,11 +474,16 @@ function readBody(r: Reader, tag: number): Delta {
       seq = prevSeq + 1 + d;
     } else seq = r.varint();
     if (seq < 1 || seq > Number.MAX_SAFE_INTEGER) throw new DecodeError('sequence number out of range', r.pos);
-    const wallMs = safeAdd(prevWall, r.zigzag(), r);
-    let logical = 0;
-    if (!(header & F_LOGICAL_ZERO)) {
-      logical = r.varint();
-      if (logical === 0) throw new DecodeError('LOGICAL_ZERO not used for a zero counter', r.pos);
+    let wallMs = prevWall;
+    let logical = prevLogical + 1;
+    if (time !== TIME_NEXT) {
+      wallMs = safeAdd(prevWall, r.zigzag(), r);
+      logical = 0;
+      if (time === TIME_FULL) {
+        logical = r.varint();
+        if (logical === 0) throw new DecodeError('TIME_WALL not used for a zero logical counter', r.pos);
+        if (wallMs === prevWall && logical === prevLogical + 1) throw new DecodeError('TIME_NEXT not used', r.pos);
+      }
     }
     if (type === T_REGISTER) {
       let ttlSeconds = prevTtl;
@@ -491,6 +509,7 @@ function readBody(r: Reader, tag: number): Delta {
     prevNode = node;
     prevSeq = seq;
     prevWall = wallMs;
+    prevLogical = logical;
   }
   const nCounters = r.count(13);
   let prevKey: string | undefined;
