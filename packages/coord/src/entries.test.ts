@@ -338,3 +338,30 @@ function stripHeader(snapshot: Uint8Array): unknown {
   delete body.nowMs;
   return body;
 }
+
+describe('value ownership', () => {
+  it('keeps its own frozen copy: neither the proposer nor a reader can change replicated state', () => {
+    const h = new CoordHarness();
+    const mine = { nested: { n: 1 }, list: [1] };
+    h.ok({ type: 'set', namespace: NS, key: 'k', value: mine });
+    mine.nested.n = 2;
+    mine.list.push(2);
+    const got = entryOf(h.ok({ type: 'get', namespace: NS, key: 'k' }));
+    expect(got.value).toEqual({ nested: { n: 1 }, list: [1] });
+    expect(Object.isFrozen(mine)).toBe(false);
+    expect(() => {
+      (got.value as { nested: { n: number } }).nested.n = 3;
+    }).toThrow(TypeError);
+  });
+
+  it('stores values in canonical key order, so equal values give equal snapshots', () => {
+    const a = new CoordHarness();
+    const b = new CoordHarness();
+    a.ok({ type: 'set', namespace: NS, key: 'k', value: { z: 1, a: { y: 2, b: 3 }, 10: 'x', 9: 'y' } });
+    b.ok({ type: 'set', namespace: NS, key: 'k', value: { 9: 'y', a: { b: 3, y: 2 }, 10: 'x', z: 1 } });
+    expect(a.sm.snapshot()).toEqual(b.sm.snapshot());
+    expect(JSON.stringify(entryOf(a.ok({ type: 'get', namespace: NS, key: 'k' })).value)).toBe(
+      '{"9":"y","10":"x","a":{"b":3,"y":2},"z":1}',
+    );
+  });
+});

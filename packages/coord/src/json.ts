@@ -15,31 +15,42 @@ export const MAX_JSON_DEPTH = 64;
 
 /**
  * Canonical JSON text of `value`. Throws InvalidArgumentError for anything that
- * is not plain JSON (NaN, Infinity, functions, class instances, cycles, depth
- * beyond MAX_JSON_DEPTH).
+ * is not plain JSON (NaN, Infinity, functions, class instances, undefined in
+ * arrays, depth beyond MAX_JSON_DEPTH).
+ *
+ * Object keys come out in JavaScript's enumeration order after inserting them
+ * sorted by UTF-16 code unit: array-index keys ("0", "7", "10") first in
+ * numeric order, then every other key in code-unit order. Every replica runs
+ * the same rule, so the text is a pure function of the value.
  */
 export function canonicalJson(value: unknown): string {
-  const out: string[] = [];
-  write(value, 0, out);
-  return out.join('');
+  return JSON.stringify(canonicalize(value));
 }
 
-function write(value: unknown, depth: number, out: string[]): void {
-  if (value === null) {
-    out.push('null');
-    return;
-  }
+/**
+ * `value` itself when it already is canonical (plain JSON, keys in canonical
+ * order), otherwise a copy whose objects are rebuilt in canonical key order.
+ * Only the subtrees that need it are copied.
+ */
+export function canonicalize(value: unknown): JsonValue {
+  return canon(value, 0) as JsonValue;
+}
+
+function isArrayIndexKey(key: string): boolean {
+  const c0 = key.charCodeAt(0);
+  if (!(c0 >= 48 && c0 <= 57)) return false;
+  return /^(?:0|[1-9][0-9]{0,9})$/.test(key) && Number(key) < 4_294_967_295;
+}
+
+function canon(value: unknown, depth: number): unknown {
+  if (value === null) return value;
   switch (typeof value) {
     case 'boolean':
-      out.push(value ? 'true' : 'false');
-      return;
+    case 'string':
+      return value;
     case 'number':
       if (!Number.isFinite(value)) throw new InvalidArgumentError('JSON numbers must be finite');
-      out.push(JSON.stringify(value));
-      return;
-    case 'string':
-      out.push(JSON.stringify(value));
-      return;
+      return value;
     case 'object':
       break;
     default:
@@ -47,31 +58,58 @@ function write(value: unknown, depth: number, out: string[]): void {
   }
   if (depth >= MAX_JSON_DEPTH) throw new InvalidArgumentError(`JSON nesting deeper than ${MAX_JSON_DEPTH}`);
   if (Array.isArray(value)) {
-    out.push('[');
+    let copy: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
-      if (i > 0) out.push(',');
       const item: unknown = value[i];
       if (item === undefined) throw new InvalidArgumentError('JSON arrays cannot hold undefined');
-      write(item, depth + 1, out);
+      const c = canon(item, depth + 1);
+      if (c !== item && copy === undefined) copy = value.slice(0, i);
+      copy?.push(c);
     }
-    out.push(']');
-    return;
+    return copy ?? value;
   }
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw new InvalidArgumentError('only plain objects are JSON');
   const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).sort();
-  out.push('{');
-  let first = true;
-  for (const key of keys) {
+  const keys = Object.keys(obj);
+  let rebuild = false;
+  let prev: string | undefined;
+  let changed: unknown[] | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
     const item = obj[key];
-    if (item === undefined) continue;
-    if (!first) out.push(',');
-    first = false;
-    out.push(JSON.stringify(key), ':');
-    write(item, depth + 1, out);
+    if (item === undefined) {
+      rebuild = true;
+      continue;
+    }
+    const c = canon(item, depth + 1);
+    if (c !== item) {
+      rebuild = true;
+      changed ??= [];
+      changed[i] = c;
+    }
+    if (!isArrayIndexKey(key)) {
+      if (prev !== undefined && prev >= key) rebuild = true;
+      prev = key;
+    }
   }
-  out.push('}');
+  if (!rebuild && proto === Object.prototype) return value;
+  const order = keys.map((key, i) => [key, i] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const out: Record<string, unknown> = {};
+  for (const [key, i] of order) {
+    const c = changed?.[i] ?? obj[key];
+    if (c !== undefined) out[key] = c;
+  }
+  return out;
+}
+
+/** Freezes a JSON value and everything inside it; returns it. */
+export function deepFreeze<T extends JsonValue>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child as JsonValue);
+  }
+  return value;
 }
 
 /** Number of bytes `text` takes in UTF-8 (lone surrogates count as U+FFFD, 3 bytes). */

@@ -23,6 +23,7 @@ import {
   base64UrlDecode,
   base64UrlEncode,
   canonicalJson,
+  deepFreeze,
   type JsonValue,
   utf8Decode,
   utf8Encode,
@@ -484,7 +485,11 @@ export class CoordStateMachine {
       this.namespaces.set(namespace, map);
     }
     const entry: StoredEntry = {
-      ...fields,
+      kind: fields.kind,
+      value: fields.value,
+      valueBytes: fields.valueBytes,
+      ttlSeconds: fields.ttlSeconds,
+      expiresAt: fields.expiresAt,
       version: versionToken(this.versionKey, this.index, this.term, namespace, key, writeKind),
       createdAt: previous ? previous.createdAt : this.nowMs,
       updatedAt: this.nowMs,
@@ -708,7 +713,13 @@ export class CoordStateMachine {
     doc: LeaseDocument,
     ttlSeconds: number,
   ): StoredEntry {
-    const value = doc as unknown as JsonValue;
+    // Keys in canonical order; the state inside is already a frozen canonical copy.
+    const value = Object.freeze({
+      deadlineAt: doc.deadlineAt,
+      epoch: doc.epoch,
+      holder: doc.holder,
+      state: doc.state,
+    }) as unknown as JsonValue;
     const valueBytes = utf8Length(canonicalJson(value));
     const retentionMs = this.limits.leaseRetentionSeconds * 1000;
     const expiresAt = Math.max(doc.deadlineAt, this.nowMs) + retentionMs;
@@ -1246,7 +1257,7 @@ function parseSnapshot(body: unknown): ParsedSnapshot {
       }
       map.set(key, {
         kind,
-        value: value as JsonValue,
+        value: deepFreeze(value as JsonValue),
         valueBytes: jsonSize(value, 'entry value'),
         version,
         ttlSeconds,
@@ -1274,7 +1285,7 @@ function parseSnapshot(body: unknown): ParsedSnapshot {
           acquiredAt: h[2],
           expiresAt: h[3],
           ttlSeconds: h[4],
-          metadata: h[5] as JsonValue,
+          metadata: deepFreeze(h[5] as JsonValue),
         };
       }
       const waiters: LockWaiter[] = [];
@@ -1287,7 +1298,7 @@ function parseSnapshot(body: unknown): ParsedSnapshot {
         waiters.push({
           owner: w[0],
           ttlSeconds: w[1],
-          metadata: w[2] as JsonValue,
+          metadata: deepFreeze(w[2] as JsonValue),
           enqueuedAt: w[3],
           waitDeadlineAt: w[4],
           clientId: w[5],

@@ -1,6 +1,6 @@
 /** Argument checks shared by the state machine: every failure is an InvalidArgumentError. */
 import { InvalidArgumentError, ValueTooLargeError } from '@parley/interface';
-import { canonicalJson, type JsonValue, utf8Length } from './json.js';
+import { canonicalJson, deepFreeze, type JsonValue, utf8Length } from './json.js';
 import type { CoordLimits } from './types.js';
 
 const NAMESPACE_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -55,12 +55,18 @@ export function checkOptionalString(what: string, value: unknown): string | unde
   return value;
 }
 
-/** Canonical size of a JSON value, enforcing the bound; returns the size in bytes. */
+/**
+ * Validates a JSON value against a size bound and returns the state machine's
+ * own copy: canonical key order, deeply frozen (so neither the proposer nor a
+ * reader of a result can change replicated state by mutating an object), and
+ * its canonical size in bytes.
+ */
 export function checkValue(value: unknown, limitBytes: number): { value: JsonValue; bytes: number } {
   if (value === undefined) throw new InvalidArgumentError('value is required');
-  const bytes = utf8Length(canonicalJson(value));
+  const text = canonicalJson(value);
+  const bytes = utf8Length(text);
   if (bytes > limitBytes) throw new ValueTooLargeError(bytes, limitBytes);
-  return { value: value as JsonValue, bytes };
+  return { value: deepFreeze(JSON.parse(text) as JsonValue), bytes };
 }
 
 export function checkFenceToken(value: unknown): number {
