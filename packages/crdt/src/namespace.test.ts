@@ -65,6 +65,24 @@ describe('entries and TTL', () => {
     expect(hex(encodeState(a.state()))).toBe(hex(encodeState(b.state())));
   });
 
+  it('an entry serializes to the plain envelope', () => {
+    const a = replica('a');
+    a.set('k', [1, 'x'], T0, { ttlSeconds: 5 });
+    a.increment('n', 2, T0);
+    const e = a.get('k', T0);
+    const plain = {
+      value: [1, 'x'],
+      version: e?.version,
+      ttlSeconds: 5,
+      createdAt: T0,
+      updatedAt: T0,
+      expiresAt: T0 + 5000,
+    };
+    expect(JSON.parse(JSON.stringify(e))).toEqual(plain);
+    expect(typeof e?.version).toBe('string');
+    expect(JSON.parse(JSON.stringify(a.get('n', T0)))).toMatchObject({ value: 2, ttlSeconds: 3600, createdAt: T0 });
+  });
+
   it('an overwrite of a live key keeps createdAt and gets a fresh version', () => {
     const a = replica('a');
     a.set('k', 1, T0);
