@@ -99,4 +99,32 @@ export class ClientSessions<R = unknown> {
   size(): number {
     return this.sessions.size;
   }
+
+  /** The table as rows, least recently applied first (put it in the state machine's snapshot). */
+  export(): { clientId: string; lastSeq: number; lastIndex: number; result: R | undefined }[] {
+    return [...this.sessions].map(([clientId, r]) => ({
+      clientId,
+      lastSeq: r.lastSeq,
+      lastIndex: r.lastIndex,
+      result: r.lastResult,
+    }));
+  }
+
+  /** Rebuilds a table from `export()` rows (after installing a snapshot). */
+  static restore<R>(
+    rows: readonly { clientId: string; lastSeq: number; lastIndex: number; result: R | undefined }[],
+    maxSessions = 10_000,
+    evictedUpTo = 0,
+  ): ClientSessions<R> {
+    const t = new ClientSessions<R>(maxSessions);
+    for (const r of rows)
+      t.sessions.set(r.clientId, { lastSeq: r.lastSeq, lastResult: r.result, lastIndex: r.lastIndex });
+    t.evictedUpTo = evictedUpTo;
+    return t;
+  }
+
+  /** Highest log index of an evicted session (part of the snapshot, with `export()`). */
+  get evictedIndex(): number {
+    return this.evictedUpTo;
+  }
 }

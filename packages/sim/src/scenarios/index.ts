@@ -4,3 +4,4 @@
  * import line here (keep them sorted).
  */
 import './crdt.js';
+import './raft.js';

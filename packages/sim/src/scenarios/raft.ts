@@ -1,0 +1,367 @@
+/**
+ * `raft-*`: a Raft group of 3 or 5 voters (@parley/raft's driver over the
+ * simulated transport, disk and timers) under faults. Each member runs a
+ * client that proposes unique values under a client session (retrying the
+ * same sequence number until it sees it applied); the nemesis injects the
+ * scenario's faults during the safety phase; some scenarios also change the
+ * membership or force InstallSnapshot transfers while faults are on.
+ *
+ * Checked after every event (the invariant hook of ./check/raft-invariants):
+ * at most one leader per term, log matching, leader completeness, state
+ * machine safety; plus no value applied twice (sessions) and identical
+ * applied prefixes. Liveness: after healing, one leader with an entry of its
+ * own term committed, and every member of its configuration caught up,
+ * within the bound. Final check: every acknowledged value (applied on its
+ * proposer) is applied by every member, at the same index (no committed entry lost).
+ */
+import type { PeerId } from '@parley/interface';
+import { InvariantRegistry } from '../check/invariants.js';
+import { type RaftClusterView, type RaftNodeView, registerRaftInvariants } from '../check/raft-invariants.js';
+import { between } from '../kernel.js';
+import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
+import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
+import { type Simulation, violation } from '../simulation.js';
+import { RaftHost } from './raft-host.js';
+
+export interface RaftScenarioConfig {
+  name: string;
+  description: string;
+  voters: 3 | 5;
+  network?: {
+    lossRate?: number;
+    duplicateRate?: number;
+    reorder?: boolean;
+    latency?: { minMs: number; meanMs: number; maxMs: number };
+  };
+  nemesis: NemesisOptions;
+  /** Two spare hosts join as learners, get promoted, and voters get removed while faults are on. */
+  membership?: boolean;
+  /** Snapshot cadence (entries) and chunk size: small values force chunked InstallSnapshot. */
+  snapshotEveryEntries?: number;
+  keepEntries?: number;
+  maxSnapshotChunkBytes?: number;
+  disk?: { tornWriteRate?: number };
+  safetyMs?: number;
+  livenessBoundMs?: number;
+}
+
+/** One Raft tick: heartbeats every tick, elections after 10–20 ticks (1–2 s). */
+const TICK_MS = 100;
+
+export function raftScenario(config: RaftScenarioConfig): Scenario {
+  return {
+    name: config.name,
+    description: config.description,
+    safetyMs: config.safetyMs ?? 4_000,
+    livenessBoundMs: config.livenessBoundMs ?? 15_000,
+    setup: (sim) => setupRaft(sim, config),
+  };
+}
+
+function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
+  const rng = sim.random;
+  const voters: PeerId[] = Array.from({ length: config.voters }, (_, i) => `n${i + 1}`);
+  const spares: PeerId[] = config.membership ? [`n${config.voters + 1}`, `n${config.voters + 2}`] : [];
+  const ids = [...voters, ...spares];
+  let running = true;
+  let proposals = 0;
+  let retries = 0;
+  let membershipChanges = 0;
+  /** value → index where it was first applied (by anyone). */
+  const appliedAt = new Map<string, number>();
+  /** Values acknowledged to their client (applied on the proposing host). */
+  const acked = new Set<string>();
+  /** Per host: the value its client waits for. */
+  const outstanding = new Map<PeerId, { clientId: string; seq: number; value: string; sentAt: number }>();
+  /** Disagreements seen by the apply hook (reported by an invariant after the event). */
+  const applyViolations: string[] = [];
+
+  const onApply = (host: PeerId, index: number, value: string) => {
+    const at = appliedAt.get(value);
+    if (at === undefined) appliedAt.set(value, index);
+    else if (at !== index && applyViolations.length < 10) {
+      applyViolations.push(`${host} applied ${value} at index ${index}, another member at ${at}`);
+    }
+    const o = outstanding.get(host);
+    if (o && o.value === value) {
+      acked.add(value);
+      outstanding.delete(host);
+    }
+  };
+
+  for (const id of ids) {
+    sim.addHost(
+      id,
+      async (ctx) => {
+        const host = await RaftHost.boot(ctx, {
+          voters,
+          joining: spares.includes(id),
+          tickMs: TICK_MS,
+          snapshotEveryEntries: config.snapshotEveryEntries ?? 25,
+          keepEntries: config.keepEntries ?? 5,
+          maxSnapshotChunkBytes: config.maxSnapshotChunkBytes ?? 1024,
+          onApply,
+        });
+        startClient(host, ctx.generation);
+        return host;
+      },
+      { disk: config.disk },
+    );
+  }
+
+  function startClient(host: RaftHost, generation: number): void {
+    const id = host.ctx.id;
+    const clientId = `${id}#${generation}`;
+    let seq = 0;
+    outstanding.delete(id); // a crash abandoned the previous generation's request (indeterminate)
+    const loop = () => {
+      host.ctx.scheduler.after(between(rng, 80, 300), () => {
+        if (!running) return;
+        const o = outstanding.get(id);
+        const now = sim.nowMs();
+        if (!o) {
+          seq++;
+          const value = `${clientId}:${seq}`;
+          outstanding.set(id, { clientId, seq, value, sentAt: now });
+          proposals++;
+          host.propose(clientId, seq, value);
+        } else if (o.clientId === clientId && now - o.sentAt > 1_500) {
+          // No answer: retry the same (client, seq); the session makes it apply at most once.
+          o.sentAt = now;
+          retries++;
+          host.propose(o.clientId, o.seq, o.value);
+        }
+        loop();
+      });
+    };
+    loop();
+  }
+
+  const app = (id: PeerId): RaftHost | undefined => {
+    const h = sim.host<RaftHost>(id);
+    return h.state === 'down' ? undefined : h.app;
+  };
+  const leader = (): RaftHost | undefined => {
+    let best: RaftHost | undefined;
+    for (const id of ids) {
+      const a = app(id);
+      if (a?.isLeader() && (!best || a.driver.status().term > best.driver.status().term)) best = a;
+    }
+    return best;
+  };
+
+  // Continuous invariants through the checkers' hook.
+  const registry = new InvariantRegistry<RaftClusterView>();
+  registerRaftInvariants(registry);
+  registry.registerInvariant(
+    'raft/applied-value-agreement',
+    () => applyViolations.slice(),
+    'a client value is applied at the same index everywhere, at most once',
+  );
+  registry.registerInvariant(
+    'raft/driver-healthy',
+    (view) => {
+      void view;
+      for (const id of ids) {
+        const a = app(id);
+        if (a?.fatal !== undefined) return `${id}: driver stopped: ${String(a.fatal)}`;
+      }
+      return undefined;
+    },
+    'no storage or state machine error stops a live member',
+  );
+  const view = (): RaftClusterView => ({
+    nodes: ids.map((id): RaftNodeView => {
+      const h = sim.host<RaftHost>(id);
+      const a = h.app;
+      if (!a || h.state === 'down') {
+        return {
+          id,
+          term: 0,
+          isLeader: false,
+          commitIndex: 0,
+          firstIndex: 1,
+          lastIndex: 0,
+          termAt: () => 0,
+          down: true,
+        };
+      }
+      const raft = a.driver.node.raft;
+      const log = raft.log;
+      return {
+        id,
+        term: raft.term,
+        isLeader: raft.state === 'leader',
+        commitIndex: log.committed,
+        lastApplied: a.driver.appliedIndex,
+        firstIndex: log.firstIndex(),
+        lastIndex: log.lastIndex(),
+        termAt: (i) => log.maybeTerm(i) ?? -1,
+        down: false,
+      };
+    }),
+  });
+  sim.invariant('raft', () => registry.assertInvariants(view()));
+
+  const nemesis = new Nemesis(sim, ids, config.nemesis).start();
+  if (config.network) sim.network.configure(config.network);
+
+  // Membership changes while the faults run: learners join, get promoted, voters leave.
+  if (config.membership) {
+    const plan: { type: 'addLearner' | 'addVoter' | 'removeNode'; node: PeerId }[] = [
+      { type: 'addLearner', node: spares[0] as PeerId },
+      { type: 'addVoter', node: spares[0] as PeerId },
+      { type: 'addLearner', node: spares[1] as PeerId },
+      { type: 'removeNode', node: voters[rng.int(voters.length)] as PeerId },
+      { type: 'addVoter', node: spares[1] as PeerId },
+    ];
+    let step = 0;
+    const next = () => {
+      sim.schedule(between(rng, 400, 1_200), () => {
+        if (!running || step >= plan.length) return;
+        const l = leader();
+        const change = plan[step] as (typeof plan)[number];
+        if (l && change.node !== l.ctx.id && l.proposeConfChange(change)) {
+          step++;
+          membershipChanges++;
+        }
+        next();
+      });
+    };
+    next();
+  }
+
+  let lastLeader: RaftHost | undefined;
+  return {
+    quiesce() {
+      running = false;
+      nemesis.stop();
+    },
+    converged() {
+      const l = leader();
+      if (!l) return false;
+      const st = l.driver.status();
+      const raft = l.driver.node.raft;
+      if (raft.log.maybeTerm(st.commit) !== st.term) return false; // an entry of its own term committed
+      for (const id of [...st.voters, ...st.learners]) {
+        const a = app(id);
+        if (!a || a.driver.appliedIndex < st.commit) return false;
+      }
+      lastLeader = l;
+      return true;
+    },
+    check() {
+      const l = lastLeader;
+      if (!l) throw violation('raft/liveness', 'no leader after convergence');
+      const st = l.driver.status();
+      const members = [...st.voters, ...st.learners];
+      const reference = l.sm.values;
+      for (const id of members) {
+        const a = app(id);
+        if (!a) continue;
+        const vals = a.sm.values;
+        // Identical applied sequences (a member restored from a snapshot holds the same list).
+        const n = Math.min(vals.length, reference.length);
+        for (let i = 0; i < n; i++) {
+          const x = vals[i] as [number, string];
+          const y = reference[i] as [number, string];
+          if (x[0] !== y[0] || x[1] !== y[1]) {
+            throw violation('raft/state-machine-safety', `${id} and ${l.ctx.id} differ at applied position ${i}`);
+          }
+        }
+        const seen = new Set<string>();
+        for (const [, v] of vals) {
+          if (seen.has(v)) throw violation('raft/at-most-once', `${id} applied ${v} twice`);
+          seen.add(v);
+        }
+        for (const v of acked) {
+          if (!seen.has(v)) throw violation('raft/no-committed-entry-lost', `${id} lacks acknowledged value ${v}`);
+        }
+      }
+    },
+    metrics() {
+      return {
+        voters: config.voters,
+        proposals,
+        retries,
+        acked: acked.size,
+        membershipChanges,
+        partitions: nemesis.stats.partitions,
+        crashes: nemesis.stats.crashes,
+        pauses: nemesis.stats.pauses,
+        snapshotsInstalled: ids.reduce((n, id) => n + (app(id)?.sm.restores ?? 0), 0),
+      };
+    },
+  };
+}
+
+const LOSSY = { lossRate: 0.1, duplicateRate: 0.05, reorder: true, latency: { minMs: 1, meanMs: 8, maxMs: 120 } };
+
+export const RAFT_SCENARIOS: readonly Scenario[] = [
+  ...([3, 5] as const).flatMap((v) => [
+    raftScenario({
+      name: `raft-${v}-partition`,
+      description: `${v} voters; partitions of every kind (symmetric, one-way, isolate, majority, bridge), drawn per fault; 2% loss with reordering.`,
+      voters: v,
+      network: { lossRate: 0.02, reorder: true },
+      nemesis: { partitions: PARTITION_KINDS },
+    }),
+    raftScenario({
+      name: `raft-${v}-lossy`,
+      description: `${v} voters; loss 10%, duplication 5%, reordering and a latency tail, with clogged links.`,
+      voters: v,
+      network: LOSSY,
+      nemesis: { clogs: true },
+    }),
+    raftScenario({
+      name: `raft-${v}-crash`,
+      description: `${v} voters; crashes that lose unsynced writes (torn tails), restart from disk; a quorum stays up.`,
+      voters: v,
+      network: { lossRate: 0.02, duplicateRate: 0.02 },
+      nemesis: { crashes: true, maxDown: v === 3 ? 1 : 2 },
+      disk: { tornWriteRate: 0.5 },
+    }),
+    raftScenario({
+      name: `raft-${v}-pause`,
+      description: `${v} voters; paused processes (a paused leader wakes up deposed) and clock jumps.`,
+      voters: v,
+      network: { lossRate: 0.02 },
+      nemesis: { pauses: true, clockJumps: true, maxClockJumpMs: 2_000 },
+    }),
+  ]),
+  raftScenario({
+    name: 'raft-3-membership',
+    description:
+      '3 voters plus 2 joiners: learners added, promoted, a voter removed, under partitions, crashes and loss.',
+    voters: 3,
+    membership: true,
+    network: { lossRate: 0.05, duplicateRate: 0.02, reorder: true },
+    nemesis: { partitions: PARTITION_KINDS, crashes: true, maxDown: 1 },
+    safetyMs: 6_000,
+  }),
+  raftScenario({
+    name: 'raft-3-snapshot',
+    description:
+      '3 voters; snapshot every 5 entries, 64-byte chunks: lagging members catch up by chunked InstallSnapshot under faults.',
+    voters: 3,
+    snapshotEveryEntries: 5,
+    keepEntries: 0,
+    maxSnapshotChunkBytes: 64,
+    network: LOSSY,
+    nemesis: { partitions: PARTITION_KINDS, crashes: true, maxDown: 1 },
+  }),
+  raftScenario({
+    name: 'raft-5-chaos',
+    description:
+      '5 voters; everything at once: lossy network, partitions of every kind, crashes, pauses, clogs, snapshots.',
+    voters: 5,
+    snapshotEveryEntries: 10,
+    keepEntries: 2,
+    maxSnapshotChunkBytes: 128,
+    network: LOSSY,
+    nemesis: { partitions: PARTITION_KINDS, crashes: true, pauses: true, clogs: true, maxDown: 2 },
+    disk: { tornWriteRate: 0.5 },
+  }),
+];
+
+for (const s of RAFT_SCENARIOS) registerScenario(s);
