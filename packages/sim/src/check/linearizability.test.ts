@@ -302,6 +302,7 @@ const generators: Record<string, Gen> = {
         { f: 'set', key, input: { value: 3, ifNotExists: true } },
         { f: 'set', key, input: { value: 4, ifVersion: pick(rng, ['v1', 'v2', 'v3']) } },
         { f: 'delete', key, input: null },
+        { f: 'claim', key, input: { value: 5 } },
       ]);
     },
     complete: (rng, call) =>
@@ -311,6 +312,11 @@ const generators: Record<string, Gen> = {
           return rng.int(3) === 0
             ? { type: 'ok', value: null }
             : { type: 'ok', value: { value: pick(rng, [1, 2, 3, 4]), version } };
+        }
+        if (call.f === 'claim') {
+          return rng.int(2) === 0
+            ? { type: 'ok', value: { won: true, version } }
+            : { type: 'ok', value: { won: false, value: pick(rng, [1, 5]), version } };
         }
         if (call.f === 'set' && rng.int(3) === 0) {
           return { type: 'fail', value: null, error: pick(rng, ['version_mismatch', 'key_already_exists']) };

@@ -140,6 +140,36 @@ describe('parley-entry', () => {
     ).toBe('linearizable');
   });
 
+  it('lets exactly one claim win and shows the winner to the others', () => {
+    expect(
+      run(
+        m,
+        [],
+        [
+          ['a', 'claim', 'job', { value: 'a' }, { won: true, version: 'v1' }],
+          ['b', 'claim', 'job', { value: 'b' }, { won: false, value: 'a', version: 'v1' }],
+        ],
+      ),
+    ).toBe('linearizable');
+    expect(
+      run(
+        m,
+        [],
+        [
+          ['a', 'claim', 'job', { value: 'a' }, { won: true, version: 'v1' }],
+          ['b', 'claim', 'job', { value: 'b' }, { won: true, version: 'v2' }],
+        ],
+      ),
+    ).toBe('not linearizable');
+    // A loser must see the winner's value.
+    expect(
+      run(m, [
+        ['a', 'claim', 'job', { value: 'a' }, { won: true, version: 'v1' }],
+        ['b', 'claim', 'job', { value: 'b' }, { won: false, value: 'b', version: 'v1' }],
+      ]),
+    ).toBe('not linearizable');
+  });
+
   it('checks keys independently', () => {
     const r = run(m, [
       ['a', 'set', 'x', { value: 1, ifNotExists: true }, { version: 'v1' }],

@@ -26,7 +26,8 @@ export type EntryInput =
       readonly ifNotExists: boolean;
       readonly ifVersion: string | undefined;
     }
-  | { readonly f: 'delete'; readonly ifVersion: string | undefined };
+  | { readonly f: 'delete'; readonly ifVersion: string | undefined }
+  | { readonly f: 'claim'; readonly value: HistoryValue };
 
 /** What the client saw: a result, or an error code that is an observation. */
 export type EntryOutput =
@@ -34,6 +35,8 @@ export type EntryOutput =
   | { readonly type: 'entry'; readonly value: HistoryValue; readonly version: string }
   | { readonly type: 'written'; readonly version: string }
   | { readonly type: 'deleted'; readonly existed: boolean | undefined }
+  /** A claim: won (created with `version`), or lost to the entry shown. */
+  | { readonly type: 'claimed'; readonly won: boolean; readonly value: HistoryValue; readonly version: string }
   | { readonly type: 'error'; readonly code: 'key_already_exists' | 'version_mismatch' | 'key_not_found' };
 
 const ENTRY_OBSERVED_ERRORS = new Set(['key_already_exists', 'version_mismatch', 'key_not_found']);
@@ -71,6 +74,9 @@ function entryPrepare(op: Operation): ModelOp<EntryInput, EntryOutput> | null {
     case 'delete':
       input = { f: 'delete', ifVersion: optStr(op, field(op.input, 'ifVersion'), 'ifVersion') };
       break;
+    case 'claim':
+      input = { f: 'claim', value: field(op.input, 'value') ?? null };
+      break;
     default:
       throw unknownOp('parley-entry', op);
   }
@@ -96,6 +102,19 @@ function entryPrepare(op: Operation): ModelOp<EntryInput, EntryOutput> | null {
       const existed = field(op.output, 'existed');
       return { input, output: { type: 'deleted', existed: typeof existed === 'boolean' ? existed : undefined } };
     }
+    case 'claim': {
+      const won = field(op.output, 'won');
+      if (typeof won !== 'boolean') throw new DecodeError(`operation ${op.id} (claim): won must be a boolean`);
+      return {
+        input,
+        output: {
+          type: 'claimed',
+          won,
+          value: won ? input.value : (field(op.output, 'value') ?? null),
+          version: str(op, field(op.output, 'version'), 'version'),
+        },
+      };
+    }
   }
 }
 
@@ -112,7 +131,7 @@ function entryStep(state: EntryState, input: EntryInput, output: EntryOutput | t
       case 'key_already_exists':
         return input.f === 'set' && input.ifNotExists && state !== null ? state : undefined;
       case 'version_mismatch': {
-        if (input.f === 'get' || input.ifVersion === undefined) return undefined;
+        if ((input.f !== 'set' && input.f !== 'delete') || input.ifVersion === undefined) return undefined;
         // A version we never learned could be anything: a mismatch is possible.
         if (state === null || state.version === null || state.version !== input.ifVersion) return state;
         return undefined;
@@ -136,6 +155,15 @@ function entryStep(state: EntryState, input: EntryInput, output: EntryOutput | t
       if (state !== null && state.version === output.version) return undefined;
       return { value: input.value, version: output.version };
     }
+    case 'claim': {
+      // The first claim creates the entry; later ones lose and see it.
+      if (output === UNKNOWN) return state === null ? { value: input.value, version: null } : state;
+      if (output.type !== 'claimed') return undefined;
+      if (output.won) return state === null ? { value: input.value, version: output.version } : undefined;
+      if (state === null || !sameValue(state.value, output.value)) return undefined;
+      if (state.version === null) return { value: state.value, version: output.version };
+      return state.version === output.version ? state : undefined;
+    }
     case 'delete': {
       if (input.ifVersion !== undefined && !versionMatches(state, input.ifVersion)) return undefined;
       if (output !== UNKNOWN && output.type === 'deleted' && output.existed !== undefined) {
@@ -148,11 +176,12 @@ function entryStep(state: EntryState, input: EntryInput, output: EntryOutput | t
 
 /**
  * Strong entries, per key: `get`, `set` with `ifNotExists` / `ifVersion`, `delete`
- * with `ifVersion`. Every successful write returns a fresh version.
+ * with `ifVersion`, `claim` (create-once, losers see the winner's entry).
+ * Every successful write returns a fresh version.
  */
 export const parleyEntryModel: Model<EntryState, EntryInput, EntryOutput> = {
   name: 'parley-entry',
-  description: 'strong entries per key: get, set (ifNotExists, ifVersion), delete (ifVersion); fresh versions',
+  description: 'strong entries per key: get, set (ifNotExists, ifVersion), delete (ifVersion), claim; fresh versions',
   partitionByKey: true,
   init: () => null,
   prepare: entryPrepare,
