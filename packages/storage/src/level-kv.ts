@@ -32,7 +32,7 @@ export interface LevelKVOptions {
 /** Largest number of deletions `removeRange` writes in one atomic batch. */
 export const REMOVE_RANGE_CHUNK_KEYS = 10_000;
 
-const LOAD_RANGE_STEP = 1_000;
+const LOAD_RANGE_STEP = 4_096;
 
 type Db = Level<Buffer, Buffer>;
 
@@ -84,7 +84,7 @@ export class LevelKVStorage implements KVStorage {
   }
 
   private decode(key: Buffer, value: Buffer): Uint8Array {
-    const rec = openRecord(this.name, key, value, () => `key ${JSON.stringify(safeDecodeKey(key))}`);
+    const rec = openRecord(this.name, key, value, describeKey);
     return bytesView(rec, RECORD_HEADER_BYTES);
   }
 
@@ -194,10 +194,16 @@ export class LevelKVStorage implements KVStorage {
   private async scan(prefix: StorageKey, visit: (key: Buffer, value: Buffer) => void): Promise<void> {
     const it = this.db.iterator(rangeOf(prefix));
     try {
-      for (;;) {
-        const step = await it.nextv(LOAD_RANGE_STEP);
-        if (step.length === 0) break;
-        for (const [key, value] of step) visit(key, value);
+      // Ask LevelDB for the next step before visiting this one, so reading and decoding overlap.
+      let step = await it.nextv(LOAD_RANGE_STEP);
+      while (step.length > 0) {
+        const next = it.nextv(LOAD_RANGE_STEP);
+        next.catch(() => undefined);
+        for (let i = 0; i < step.length; i++) {
+          const pair = step[i]!;
+          visit(pair[0], pair[1]);
+        }
+        step = await next;
       }
     } catch (err) {
       mapLevelError(this.name, err);
@@ -212,11 +218,11 @@ function rangeOf(prefix: StorageKey): { gte?: Buffer; lt?: Buffer } {
   return p.length === 0 ? {} : { gte: p, lt: prefixUpperBound(p) };
 }
 
-function safeDecodeKey(key: Buffer): string[] | string {
+function describeKey(key: Uint8Array): string {
   try {
-    return decodeKey(key);
+    return `key ${JSON.stringify(decodeKey(key))}`;
   } catch {
-    return key.toString('hex');
+    return `key 0x${Buffer.from(key).toString('hex')}`;
   }
 }
 

@@ -209,10 +209,13 @@ async function load(db: Db, name: string): Promise<RaftLogState> {
   let expect = state.offsetIndex + 1;
   const it = db.iterator(ENTRY_RANGE);
   try {
-    for (;;) {
-      const step = await it.nextv(LOAD_STEP);
-      if (step.length === 0) break;
-      for (const [key, value] of step) {
+    // Ask LevelDB for the next step before checking this one, so reading and checking overlap.
+    let step = await it.nextv(LOAD_STEP);
+    while (step.length > 0) {
+      const next = it.nextv(LOAD_STEP);
+      next.catch(() => undefined);
+      for (let i = 0; i < step.length; i++) {
+        const [key, value] = step[i]!;
         const index = entryKeyIndex(name, key);
         if (index < expect) continue; // at or below the compaction point: already discarded
         if (index !== expect) {
@@ -221,6 +224,7 @@ async function load(db: Db, name: string): Promise<RaftLogState> {
         entries.push(decodeEntry(name, key, value, index));
         expect++;
       }
+      step = await next;
     }
   } finally {
     await it.close();

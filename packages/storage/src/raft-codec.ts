@@ -42,6 +42,11 @@ export function entryKeyIndex(store: string, key: Buffer): number {
   return key.readUInt32BE(1) * 0x1_0000_0000 + key.readUInt32BE(5);
 }
 
+function describeEntry(key: Uint8Array): string {
+  const k = Buffer.from(key.buffer, key.byteOffset, key.byteLength);
+  return k.length === 9 ? `entry ${k.readUInt32BE(1) * 0x1_0000_0000 + k.readUInt32BE(5)}` : 'entry';
+}
+
 export function encodeEntry(key: Buffer, e: RaftEntry): Buffer {
   const rec = allocRecord(9 + e.data.length);
   rec.writeDoubleLE(e.term, H);
@@ -52,7 +57,7 @@ export function encodeEntry(key: Buffer, e: RaftEntry): Buffer {
 
 /** Decodes an entry record; `data` is a view into `value`. */
 export function decodeEntry(store: string, key: Buffer, value: Buffer, index: number): RaftEntry {
-  const rec = openRecord(store, key, value, () => `entry ${index}`);
+  const rec = openRecord(store, key, value, describeEntry);
   if (rec.length < H + 9) throw new StorageCorruptError(store, `entry ${index}: record too short`);
   const t = rec[H + 8];
   if (t !== 0 && t !== 1) throw new StorageCorruptError(store, `entry ${index}: unknown type ${t}`);

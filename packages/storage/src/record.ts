@@ -29,17 +29,20 @@ export function sealRecord(key: Uint8Array, rec: Buffer): Buffer {
   return rec;
 }
 
-/** Checks tag and checksum; returns the record (body at RECORD_HEADER_BYTES). */
-export function openRecord(store: string, key: Uint8Array, rec: Uint8Array, what: () => string): Buffer {
+/**
+ * Checks tag and checksum; returns the record (body at RECORD_HEADER_BYTES). `what` names the record in an
+ * error from its key; it is called only on failure (a shared function, not a closure per record).
+ */
+export function openRecord(store: string, key: Uint8Array, rec: Uint8Array, what: (key: Uint8Array) => string): Buffer {
   const buf = Buffer.isBuffer(rec) ? rec : Buffer.from(rec.buffer, rec.byteOffset, rec.byteLength);
   if (buf.length < RECORD_HEADER_BYTES) {
-    throw new StorageCorruptError(store, `${what()}: record of ${buf.length} bytes is shorter than its header`);
+    throw new StorageCorruptError(store, `${what(key)}: record of ${buf.length} bytes is shorter than its header`);
   }
-  if (buf[0] !== RECORD_V1) throw new StorageCorruptError(store, `${what()}: unknown record format ${buf[0]}`);
+  if (buf[0] !== RECORD_V1) throw new StorageCorruptError(store, `${what(key)}: unknown record format ${buf[0]}`);
   const want = buf.readUInt32LE(1);
   const got = crc32c(buf, crc32c(key), RECORD_HEADER_BYTES);
   if (want !== got) {
-    throw new StorageCorruptError(store, `${what()}: checksum mismatch (stored ${hex(want)}, computed ${hex(got)})`);
+    throw new StorageCorruptError(store, `${what(key)}: checksum mismatch (stored ${hex(want)}, computed ${hex(got)})`);
   }
   return buf;
 }
