@@ -115,6 +115,14 @@ export interface Session {
   results: Map<number, CachedResult>;
 }
 
+/**
+ * UTF-8 size of a value the state machine built from JSON: the same as its
+ * canonical size (key order does not change the length), without sorting.
+ */
+function jsonBytes(value: unknown): number {
+  return utf8Length(JSON.stringify(value));
+}
+
 function errorPayload(err: ParleyError): ErrorPayload {
   return { code: err.code, message: err.message, details: { ...err.details } };
 }
@@ -403,7 +411,7 @@ export class CoordStateMachine {
   }
 
   private remember(clientId: string, session: Session, seq: number, result: CommandResult): void {
-    const bytes = utf8Length(canonicalJson(result));
+    const bytes = jsonBytes(result);
     session.results.set(seq, { result, bytes });
     this.cachedBytes += bytes;
     while (session.results.size > this.limits.maxResultsPerSession) this.forgetOldest(session);
@@ -429,7 +437,7 @@ export class CoordStateMachine {
     const session = this.sessions.get(clientId);
     const cached = session?.results.get(seq);
     if (session && cached) {
-      const bytes = utf8Length(canonicalJson(result));
+      const bytes = jsonBytes(result);
       this.cachedBytes += bytes - cached.bytes;
       session.results.set(seq, { result, bytes });
     }
@@ -720,7 +728,7 @@ export class CoordStateMachine {
       holder: doc.holder,
       state: doc.state,
     }) as unknown as JsonValue;
-    const valueBytes = utf8Length(canonicalJson(value));
+    const valueBytes = jsonBytes(value);
     const retentionMs = this.limits.leaseRetentionSeconds * 1000;
     const expiresAt = Math.max(doc.deadlineAt, this.nowMs) + retentionMs;
     return this.put(namespace, key, previous, { kind: 'lease', value, valueBytes, ttlSeconds, expiresAt }, 'lease');
