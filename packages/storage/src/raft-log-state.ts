@@ -211,11 +211,8 @@ export class RaftLogState implements RaftLogReader {
   planCreateSnapshot(index: number, confState: ConfState, data: Uint8Array): RaftSnapshot {
     assertIndex('index', index);
     if (!(data instanceof Uint8Array)) throw new InvalidArgumentError('snapshot data must be a Uint8Array');
-    if (index < this.snapshotValue.meta.index) {
-      throw new InvalidArgumentError(
-        `snapshot at ${index} is older than the stored snapshot at ${this.snapshotValue.meta.index}`,
-      );
-    }
+    // Older than the stored snapshot: that part of the log is, as far as Raft is concerned, compacted.
+    if (index < this.snapshotValue.meta.index) throw new CompactedError(index, this.snapshotValue.meta.index + 1);
     const term = this.term(index);
     return { meta: { index, term, confState: copyConf(confState) }, data };
   }

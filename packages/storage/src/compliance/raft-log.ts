@@ -206,6 +206,8 @@ export function raftLogStorageCompliance(options: RaftLogComplianceOptions): voi
       expect(ctx.s.initialState().confState).toEqual(conf);
       expect(ctx.s.firstIndex()).toBe(1);
       await expectCode(() => ctx.s.createSnapshot(9, conf, new Uint8Array(0)), 'log_unavailable');
+      await expectCode(() => ctx.s.createSnapshot(5, conf, new Uint8Array(0)), 'compacted');
+      expect(text(ctx.s.snapshot().data)).toBe('state@6');
     });
 
     it('compacts a prefix: Compacted below, the compaction point still has its term', async () => {
