@@ -7,11 +7,13 @@
  *   the same id-multiplexed echo, measured in the same run.
  * - Gossip delivery latency across 5 processes (this one publishing, four
  *   subscribers) at 100 messages/s, from CLOCK_MONOTONIC stamps (shared by
- *   every process on the machine).
+ *   every process on the machine). Anchor: the same stamped messages written
+ *   by this process to four others over raw node:net sockets, which shows
+ *   what the machine's scheduling alone costs.
  */
 import './polyfill.js';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { connect } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -128,6 +130,14 @@ async function gossipLatencies(pskHex: string, psk: Uint8Array): Promise<number[
     await publisher.publish('bench', new Uint8Array([0]));
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  await paced((message) => publisher.publish('bench', message));
+  const all = await reports(subscribers);
+  await publisher.stop();
+  return all;
+}
+
+/** Publishes GOSSIP_MESSAGES stamped messages at GOSSIP_RATE_PER_S. */
+async function paced(send: (message: Uint8Array) => Promise<void> | void): Promise<void> {
   const intervalMs = 1000 / GOSSIP_RATE_PER_S;
   const start = performance.now();
   for (let i = 0; i < GOSSIP_MESSAGES; i++) {
@@ -138,9 +148,12 @@ async function gossipLatencies(pskHex: string, psk: Uint8Array): Promise<number[
     const view = new DataView(message.buffer);
     view.setUint8(0, 1);
     view.setBigUint64(1, process.hrtime.bigint());
-    await publisher.publish('bench', message);
+    await send(message);
   }
   await new Promise((resolve) => setTimeout(resolve, 500)); // let the last messages land
+}
+
+async function reports(subscribers: Peer[]): Promise<number[]> {
   const all: number[] = [];
   for (const s of subscribers) {
     s.child.stdin!.write('report\n');
@@ -148,7 +161,29 @@ async function gossipLatencies(pskHex: string, psk: Uint8Array): Promise<number[
     process.stderr.write(`  subscriber received ${latenciesMs.length}/${GOSSIP_MESSAGES}\n`);
     all.push(...latenciesMs);
   }
-  await publisher.stop();
+  return all;
+}
+
+/** The gossip anchor: the publisher writes each frame to 4 other processes over raw node:net sockets. */
+async function fanoutLatencies(): Promise<number[]> {
+  const sockets: Socket[] = [];
+  const server = createServer({ noDelay: true }, (socket) => {
+    socket.on('error', () => {});
+    sockets.push(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const subscribers = Array.from({ length: GOSSIP_PROCESSES - 1 }, () => startPeer({ mode: 'fanout', port }));
+  await Promise.all(subscribers.map((s) => nextJson<{ ready: boolean }>(s)));
+  let id = 1;
+  await paced((payload) => {
+    const frame = encodeFrame({ type: 'request', id: id++, payload });
+    for (const socket of sockets) socket.write(frame);
+  });
+  const all = await reports(subscribers);
+  for (const socket of sockets) socket.destroy();
+  server.close();
   return all;
 }
 
@@ -201,17 +236,23 @@ async function main(): Promise<void> {
   raw.close();
   await client.stop();
 
+  const fanout = await fanoutLatencies();
   const latencies = await gossipLatencies(pskHex, psk);
   const expected = GOSSIP_MESSAGES * (GOSSIP_PROCESSES - 1);
+  const fanoutAnchor = 'node:net raw TCP fan-out';
   bench.add({
     name: `gossip delivery p50, ${GOSSIP_PROCESSES} processes, ${GOSSIP_RATE_PER_S} msg/s`,
     unit: 'ms',
     value: quantile(latencies, 0.5),
+    anchor: fanoutAnchor,
+    anchorValue: quantile(fanout, 0.5),
   });
   bench.add({
     name: `gossip delivery p99, ${GOSSIP_PROCESSES} processes, ${GOSSIP_RATE_PER_S} msg/s`,
     unit: 'ms',
     value: quantile(latencies, 0.99),
+    anchor: fanoutAnchor,
+    anchorValue: quantile(fanout, 0.99),
   });
   bench.add({ name: 'gossip messages delivered', unit: '%', value: (100 * latencies.length) / expected });
   await bench.finish();

@@ -52,10 +52,11 @@ describe('libp2p transport', () => {
     });
     await first.start();
     const address = first.addresses()[0] as string;
+    const listen = address.replace(/\/p2p\/.*$/, '');
     const survivor = await createLibp2pTransport({
       listen: ['/ip4/127.0.0.1/tcp/0'],
       psk,
-      bootstrap: [address],
+      bootstrap: [listen], // without /p2p/: the transport learns who answers there
       limits: { redialIntervalMs: 100 },
       logger: silentLogger,
     });
@@ -68,7 +69,6 @@ describe('libp2p transport', () => {
     await first.stop();
     await waitFor(() => events.includes(`-${first.peerId}`));
 
-    const listen = address.replace(/\/p2p\/.*$/, '');
     const again = await createLibp2pTransport({ listen: [listen], psk, privateKey: key, logger: silentLogger });
     again.handle('hello', () => new TextEncoder().encode('back'));
     await again.start();
@@ -76,6 +76,20 @@ describe('libp2p transport', () => {
     await waitFor(() => events.filter((e) => e === `+${first.peerId}`).length === 2);
     const reply = await survivor.request(again.peerId, 'hello', new Uint8Array());
     expect(new TextDecoder().decode(reply)).toBe('back');
+  });
+
+  it('rejects a request to a well-formed but unknown peer id with unavailable', async () => {
+    const t = await createLibp2pTransport({
+      listen: ['/ip4/127.0.0.1/tcp/0'],
+      psk: generatePsk(),
+      logger: silentLogger,
+    });
+    await t.start();
+    running.push(t);
+    const stranger = await createLibp2pTransport({ listen: [], psk: generatePsk(), logger: silentLogger });
+    await expect(t.request(stranger.peerId, 'echo', new Uint8Array(), { timeoutMs: 3_000 })).rejects.toMatchObject({
+      code: 'unavailable',
+    });
   });
 
   it('rejects mdns without the optional package, and bad bootstrap addresses, as invalid_argument', async () => {

@@ -168,6 +168,7 @@ export class Libp2pTransport implements Transport {
   private redialTimer: ReturnType<typeof setInterval> | undefined;
   private readonly bootstrap: Multiaddr[];
   private readonly dialing = new Set<string>();
+  private readonly bootstrapPeers = new Map<string, PeerId>();
   private readonly allowPeers: Set<PeerId> | undefined;
 
   constructor(
@@ -704,19 +705,17 @@ export class Libp2pTransport implements Transport {
     const connected = new Set(this.peers());
     for (const addr of this.bootstrap) {
       const key = addr.toString();
-      const target = addr.getComponents().find((c) => c.name === 'p2p')?.value;
+      // An address without a peer id is known by the peer that answered it last.
+      const target = addr.getComponents().find((c) => c.name === 'p2p')?.value ?? this.bootstrapPeers.get(key);
       if (target === this.peerId) continue;
       if (target && connected.has(target)) continue;
-      if (!target && this.dialing.has(`done:${key}`)) continue;
       if (this.dialing.has(key)) continue;
       this.dialing.add(key);
       node
         .dial(addr, { signal: AbortSignal.timeout(this.limits.dialTimeoutMs) })
         .then(
           (connection) => {
-            // An address without a peer id is dialled until it first answers; after that
-            // the peer's own reconnection (it bootstraps to us, or we learn it) takes over.
-            if (!target) this.dialing.add(`done:${key}`);
+            this.bootstrapPeers.set(key, connection.remotePeer.toString());
             this.log.debug('connected to bootstrap peer', { address: key, peer: connection.remotePeer.toString() });
           },
           (err: unknown) => this.log.debug('bootstrap dial failed', { address: key, error: describeError(err) }),
