@@ -365,3 +365,18 @@ describe('value ownership', () => {
     );
   });
 });
+
+describe('command stamps', () => {
+  it('refuses a command whose nowMs is not an integer time, without moving time', () => {
+    const h = new CoordHarness();
+    h.ok({ type: 'noop' });
+    const t = h.sm.timeMs;
+    for (const nowMs of [Number.NaN, -1, 1.5, 1e300]) {
+      const out = h.applyCommand({ nowMs, op: { type: 'set', namespace: NS, key: 'k', value: 1 } });
+      expect(!out.result.ok && out.result.error.code).toBe('invalid_argument');
+    }
+    expect(h.sm.timeMs).toBe(t);
+    expect(h.code({ type: 'get', namespace: NS, key: 'k' })).toBe('key_not_found');
+    expect(h.code({ type: 'list', namespace: NS, q: 'x'.repeat(1025) })).toBe('invalid_argument');
+  });
+});

@@ -119,6 +119,9 @@ export interface Session {
  * UTF-8 size of a value the state machine built from JSON: the same as its
  * canonical size (key order does not change the length), without sorting.
  */
+/** Largest command stamp accepted: the end of the ECMAScript time range (year 275760). */
+export const MAX_TIME_MS = 8_640_000_000_000_000;
+
 function jsonBytes(value: unknown): number {
   return utf8Length(JSON.stringify(value));
 }
@@ -206,8 +209,15 @@ export class CoordStateMachine {
    * leave the entries, locks and leases as they were.
    */
   apply(command: Command, position: LogPosition): ApplyOutput {
-    const stamp = typeof command?.nowMs === 'number' && Number.isFinite(command.nowMs) ? command.nowMs : undefined;
+    const raw = command?.nowMs;
+    const stamp = Number.isSafeInteger(raw) && raw >= 0 && raw <= MAX_TIME_MS ? raw : undefined;
     this.advance(position, stamp);
+    if (stamp === undefined) {
+      const err = new InvalidArgumentError(`command nowMs must be an integer in 0..${MAX_TIME_MS}`, {
+        nowMs: raw ?? null,
+      });
+      return { result: this.fail(err), deliveries: [] };
+    }
     this.index = position.index;
     this.term = position.term;
     this.deliveries = [];
@@ -595,6 +605,9 @@ export class CoordStateMachine {
   private readList(op: Extract<Operation, { type: 'list' }>, now: number): OpResult {
     const namespace = checkNamespace(this.limits, op.namespace);
     const q = checkOptionalString('q', op.q);
+    if (q !== undefined && q.length > this.limits.maxKeyLength) {
+      throw new InvalidArgumentError(`q must be at most ${this.limits.maxKeyLength} characters`);
+    }
     const filterText = checkOptionalString('filter', op.filter);
     const sortBy: SortBy = op.sortBy ?? 'key';
     if (sortBy !== 'key' && sortBy !== 'created_at' && sortBy !== 'updated_at') {
