@@ -120,6 +120,27 @@ class Writer {
   }
 
   str(s: string): void {
+    const n = s.length;
+    if (n < 0x80) {
+      // Short ASCII strings (keys, node ids, small values) without TextEncoder.
+      this.ensure(n + 1);
+      const buf = this.buf;
+      let p = this.pos + 1;
+      let ascii = true;
+      for (let i = 0; i < n; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) {
+          ascii = false;
+          break;
+        }
+        buf[p++] = c;
+      }
+      if (ascii) {
+        buf[this.pos] = n;
+        this.pos = p;
+        return;
+      }
+    }
     this.ensure(s.length * 3 + 8);
     // Reserve one length byte; move the bytes if the length needs more.
     const start = this.pos + 1;
@@ -187,8 +208,20 @@ class Reader {
   str(): string {
     const len = this.varint();
     if (len > this.remaining) throw new DecodeError('string runs past the end of input', this.pos);
-    const bytes = this.buf.subarray(this.pos, this.pos + len);
+    const start = this.pos;
     this.pos += len;
+    if (len <= 32) {
+      // Short ASCII strings without TextDecoder (its call overhead dominates for them).
+      let out = '';
+      let i = start;
+      for (; i < this.pos; i++) {
+        const c = this.buf[i] as number;
+        if (c >= 0x80) break;
+        out += String.fromCharCode(c);
+      }
+      if (i === this.pos) return out;
+    }
+    const bytes = this.buf.subarray(start, this.pos);
     try {
       return textDecoder.decode(bytes);
     } catch {

@@ -8,6 +8,24 @@ export function isWellFormed(s: string): boolean {
   return !LONE_SURROGATE.test(s);
 }
 
+/** UTF-8 length of `s`, or −1 when it has a lone surrogate (it would not survive UTF-8). One pass. */
+export function wellFormedUtf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c < 0xd800 || c > 0xdfff) n += 3;
+    else if (c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (!(d >= 0xdc00 && d <= 0xdfff)) return -1;
+      n += 4;
+      i++;
+    } else return -1;
+  }
+  return n;
+}
+
 /** UTF-8 length of a well-formed string. */
 export function utf8Length(s: string): number {
   let n = 0;

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, NamespaceFullError, ValueTooLargeError } from '@parley/interface';
 import { DotContext, subtractRanges } from './context.js';
 import { HLC_ZERO, type Hlc, HybridLogicalClock, hlcVersion } from './hlc.js';
-import { isWellFormed, normalizeJson, utf8Length } from './json.js';
+import { isWellFormed, normalizeJson, utf8Length, wellFormedUtf8Length } from './json.js';
 import { addToShare } from './pn-counter.js';
 import { Register } from './register.js';
 import type {
@@ -563,10 +563,11 @@ export class NamespaceReplica {
 
   private checkKey(key: string): void {
     if (typeof key !== 'string' || key.length === 0) throw new InvalidArgumentError('key must be a non-empty string');
-    if (key.length > this.maxKeyBytes || utf8Length(key) > this.maxKeyBytes) {
+    const bytes = key.length > this.maxKeyBytes ? Number.POSITIVE_INFINITY : wellFormedUtf8Length(key);
+    if (bytes > this.maxKeyBytes) {
       throw new InvalidArgumentError(`key is longer than ${this.maxKeyBytes} bytes`, { key: key.slice(0, 64) });
     }
-    if (!isWellFormed(key)) throw new InvalidArgumentError('key has a lone surrogate');
+    if (bytes < 0) throw new InvalidArgumentError('key has a lone surrogate');
   }
 
   private checkTtl(ttlSeconds: number): number {
@@ -610,29 +611,43 @@ export class NamespaceReplica {
   private observe(state: KeyState, nowMs: number): void {
     const maxWall = maxWallOf(state);
     this.clock.observe({ wallMs: maxWall, logical: maxLogicalAt(state, maxWall), node: '' }, nowMs);
-    forEachDot(state, (node, seq) => {
-      this.ctx.add(node, seq);
-      if (node === this.replicaId && seq > this.localSeq) this.localSeq = seq;
-    });
+    if (state.type === 'counter') {
+      for (const [node, share] of state.shares) this.sawDot(node, share.seq);
+    } else {
+      this.sawDot(state.node, state.seq);
+    }
+  }
+
+  private sawDot(node: string, seq: number): void {
+    this.ctx.add(node, seq);
+    if (node === this.replicaId && seq > this.localSeq) this.localSeq = seq;
   }
 
   private install(key: string, next: KeyState, prev: KeyState | undefined): void {
     this.states.set(key, next.type === 'register' ? Register.from(next) : next);
-    if (prev?.type === 'tombstone') this.tombstoneCount--;
+    if (prev !== undefined) {
+      if (prev.type === 'tombstone') this.tombstoneCount--;
+      this.liveDots -= prev.type === 'counter' ? prev.shares.size : 1;
+    }
     if (next.type === 'tombstone') this.tombstoneCount++;
-    if (prev) forEachDot(prev, () => this.liveDots--);
-    forEachDot(next, (node, seq) => {
-      this.liveDots++;
-      this.ctx.add(node, seq);
-      if (!holdsDot(prev, node, seq)) this.indexDot(node, seq, key);
-    });
-    this.maybeCompactIndex();
+    if (next.type === 'counter') {
+      for (const [node, share] of next.shares) this.addDot(key, node, share.seq, prev);
+    } else {
+      this.addDot(key, next.node, next.seq, prev);
+    }
+    if (this.indexSize > 2 * this.liveDots + 1024) this.rebuildIndex();
+  }
+
+  private addDot(key: string, node: string, seq: number, prev: KeyState | undefined): void {
+    this.liveDots++;
+    this.ctx.add(node, seq);
+    if (!holdsDot(prev, node, seq)) this.indexDot(node, seq, key);
   }
 
   private uninstall(key: string, prev: KeyState): void {
     this.states.delete(key);
     if (prev.type === 'tombstone') this.tombstoneCount--;
-    forEachDot(prev, () => this.liveDots--);
+    this.liveDots -= prev.type === 'counter' ? prev.shares.size : 1;
   }
 
   private indexDot(node: string, seq: number, key: string): void {
@@ -656,7 +671,10 @@ export class NamespaceReplica {
 
   /** Rebuilds the dot index when superseded dots outnumber live ones. */
   private maybeCompactIndex(): void {
-    if (this.indexSize <= 2 * this.liveDots + 1024) return;
+    if (this.indexSize > 2 * this.liveDots + 1024) this.rebuildIndex();
+  }
+
+  private rebuildIndex(): void {
     this.index.clear();
     this.indexSize = 0;
     const all: Array<[string, number, string]> = [];
