@@ -138,7 +138,13 @@ export class LevelRaftLogStorage implements RaftLogStorage {
   private saveOps(plan: SavePlan): { ops: Op[]; append: RaftEntry[] } {
     const s = this.state;
     const ops: Op[] = [];
-    if (plan.snapshot) ops.push({ type: 'put', key: SNAPSHOT_KEY, value: encodeSnapshot(plan.snapshot) });
+    if (plan.snapshot) {
+      const value = encodeSnapshot(plan.snapshot);
+      ops.push({ type: 'put', key: SNAPSHOT_KEY, value });
+      // As for entries below: memory keeps a view of the stored bytes, not the caller's buffer.
+      const dataBytes = plan.snapshot.data.length;
+      plan.snapshot = { meta: plan.snapshot.meta, data: bytesView(value, value.length - dataBytes) };
+    }
     if (plan.offset) ops.push({ type: 'put', key: OFFSET_KEY, value: encodeOffset(plan.offset) });
     const lastIndex = s.lastIndex();
     // Entries at or below the new compaction point go, then whatever the new entries do not overwrite of a

@@ -60,6 +60,25 @@ async function corruptError(fn: () => Promise<unknown>): Promise<StorageCorruptE
   return err as StorageCorruptError;
 }
 
+describe('level Raft log', () => {
+  it('keeps its own copy of entry and snapshot bytes', async () => {
+    const path = await tempDir('raft-copy');
+    const log = await openLevelRaftLog({ path });
+    const data = new Uint8Array([1, 2, 3]);
+    const snap = new Uint8Array([9]);
+    await log.save({
+      entries: [{ term: 1, index: 1, type: 'normal', data }],
+      snapshot: { meta: { index: 0, term: 0, confState: { voters: [], learners: [] } }, data: snap },
+    });
+    data[0] = 7;
+    snap[0] = 7;
+    expect(log.entries(1, 2)[0]!.data).toEqual(new Uint8Array([1, 2, 3]));
+    expect(log.snapshot().data).toEqual(new Uint8Array([9]));
+    await log.close();
+    await rm(path, { recursive: true, force: true });
+  });
+});
+
 describe('level stores: corruption is detected and names the store', () => {
   const dirs: string[] = [];
   afterEach(async () => {

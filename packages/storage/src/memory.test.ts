@@ -21,6 +21,18 @@ raftLogStorageCompliance({
 });
 
 describe('memory stores', () => {
+  it('keep their own copy of entry and snapshot bytes', async () => {
+    const log = await openMemoryRaftLog();
+    const data = new Uint8Array([1, 2, 3]);
+    await log.save({ entries: [{ term: 1, index: 1, type: 'normal', data }] });
+    const snap = new Uint8Array([9]);
+    await log.createSnapshot(1, { voters: [], learners: [] }, snap);
+    data[0] = 7;
+    snap[0] = 7;
+    expect(log.entries(1, 2)[0]!.data).toEqual(new Uint8Array([1, 2, 3]));
+    expect(log.snapshot().data).toEqual(new Uint8Array([9]));
+  });
+
   it('refuse a second open on the same disk until the first is closed or crashed', async () => {
     const disk = new MemoryKVDisk();
     const a = await openMemoryKV({ disk });
