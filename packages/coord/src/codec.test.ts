@@ -189,3 +189,57 @@ describe('json helpers', () => {
     expect(() => canonicalJson(deep)).toThrow(expect.objectContaining({ code: 'invalid_argument' }));
   });
 });
+
+describe('snapshot decoding', () => {
+  function richSnapshot(): Uint8Array {
+    const h = new CoordHarness();
+    const c = h.register();
+    h.run({ type: 'set', namespace: 'n', key: 'k', value: { a: [1, 'x'], b: null } }, { clientId: c, seq: 1 });
+    h.run({ type: 'claim', namespace: 'n', key: 'c', value: 7 });
+    h.run({ type: 'lease_acquire', namespace: 'n', key: 'l', holder: 'w', ttlSeconds: 9, state: { s: 1 } });
+    h.run({ type: 'lock_acquire', namespace: 'm', key: 'r', owner: 'o', ttlSeconds: 9, metadata: { host: 'h' } });
+    h.run({ type: 'lock_acquire', namespace: 'm', key: 'r', owner: 'p', waitSeconds: 5 }, { clientId: c, seq: 2 });
+    return h.sm.snapshot();
+  }
+
+  it('restores mutated or truncated snapshots only as DecodeError, and a restored state keeps working', () => {
+    const good = richSnapshot();
+    const ops = [
+      { type: 'set', namespace: 'n', key: 'k', value: 2 },
+      { type: 'get', namespace: 'n', key: 'k' },
+      { type: 'lease_renew', namespace: 'n', key: 'l', holder: 'w', epoch: 3, ttlSeconds: 5 },
+      { type: 'lock_release', namespace: 'm', key: 'r', owner: 'o', fence: 4 },
+      { type: 'list', namespace: 'n', filter: 'a.0 = 1' },
+      { type: 'expire' },
+    ] as const;
+    withSeed(() =>
+      fc.assert(
+        fc.property(
+          fc.oneof(
+            fc
+              .array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 })
+              .map((edits) => {
+                const copy = Uint8Array.from(good);
+                for (const [at, v] of edits) copy[at % copy.length] = v;
+                return copy;
+              }),
+            fc.nat().map((cut) => good.subarray(0, cut % good.length)),
+          ),
+          (bytes) => {
+            const h = new CoordHarness();
+            try {
+              h.sm.restore(bytes);
+            } catch (err) {
+              expect(err).toMatchObject({ code: 'decode_error' });
+              return;
+            }
+            h.index = h.sm.applied.index;
+            for (const op of ops) h.run(op as never);
+            h.sm.restore(h.sm.snapshot());
+          },
+        ),
+        { seed, numRuns: 1500 },
+      ),
+    );
+  });
+});

@@ -1253,7 +1253,8 @@ function jsonSize(value: unknown, what: string): number {
 function parseSnapshot(body: unknown): ParsedSnapshot {
   need(body !== null && typeof body === 'object' && !Array.isArray(body), 'body');
   const b = body as Record<string, unknown>;
-  need(isNum(b.nowMs) && isNum(b.index) && isNum(b.term), 'header');
+  const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+  need(isCount(b.nowMs) && b.nowMs <= MAX_TIME_MS && isCount(b.index) && isCount(b.term), 'header');
   need(isArr(b.namespaces) && isArr(b.locks) && isArr(b.sessions), 'sections');
   const namespaces = new Map<string, Map<string, StoredEntry>>();
   for (const item of b.namespaces) {
