@@ -104,7 +104,7 @@ describe('export and parse', () => {
     .array(
       fc.record({
         process: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constantFrom('n1', 'n2')),
-        f: fc.constantFrom('read', 'write', 'cas', 'acquire'),
+        f: fc.constantFrom('read', 'write', 'cas', 'acquire', 'lock/acquire'),
         key: fc.option(fc.constantFrom('a', 'b/c', 'd e'), { nil: undefined }),
         type: fc.constantFrom('ok', 'fail', 'info'),
         input: values,

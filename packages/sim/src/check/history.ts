@@ -195,7 +195,7 @@ export function toEdnValue(value: HistoryValue): string {
   return `{${fields.map(([k, v]) => `${ednKeyword(k)} ${toEdnValue(v)}`).join(', ')}}`;
 }
 
-const KEYWORD_NAME = /^[A-Za-z*+!_?<>=-][A-Za-z0-9*+!_?<>=.-]*$/;
+const KEYWORD_NAME = /^[A-Za-z*+!_?<>=-][A-Za-z0-9*+!_?<>=.-]*(\/[A-Za-z0-9*+!_?<>=.-]+)?$/;
 
 function ednKeyword(name: string): string {
   if (!KEYWORD_NAME.test(name)) throw new InvalidArgumentError(`'${name}' cannot be written as an EDN keyword`);
