@@ -50,11 +50,17 @@ export function convergenceSvg(result: SweepResult): string {
     const color = COLORS[i % COLORS.length]!;
     const sorted = [...s.convergenceMs].sort((a, b) => a - b);
     if (sorted.length > 0) {
+      // At most 100 steps per curve: the chart stays small however many seeds ran.
       const pts: string[] = [`${x(0).toFixed(1)},${y(0).toFixed(1)}`];
-      sorted.forEach((ms, j) => {
-        pts.push(`${x(ms).toFixed(1)},${y(j / s.runs).toFixed(1)}`);
-        pts.push(`${x(ms).toFixed(1)},${y((j + 1) / s.runs).toFixed(1)}`);
-      });
+      const steps = Math.min(100, sorted.length);
+      let prevFrac = 0;
+      for (let j = 1; j <= steps; j++) {
+        const count = Math.ceil((j * sorted.length) / steps);
+        const ms = sorted[count - 1]!;
+        const frac = count / s.runs;
+        pts.push(`${x(ms).toFixed(1)},${y(prevFrac).toFixed(1)}`, `${x(ms).toFixed(1)},${y(frac).toFixed(1)}`);
+        prevFrac = frac;
+      }
       parts.push(`<polyline fill="none" stroke="${color}" stroke-width="1.5" points="${pts.join(' ')}"/>`);
     }
     const ly = top + 10 + i * 16;
