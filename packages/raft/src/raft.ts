@@ -28,7 +28,6 @@ import {
   type StateType,
   type Status,
   type VoteMessage,
-  type VoteRespMessage,
 } from './types.js';
 
 export interface RaftConfig {
@@ -689,8 +688,7 @@ export class Raft {
     const meta = snap.meta;
     if (meta.index <= this.log.committed) return false;
     if (this.state !== 'follower') {
-      this.becomeFollower(this.term + 1, NONE); // defensive: only followers install snapshots
-      return false;
+      return false; // unreachable: candidates and leaders become followers before a snapshot is handled
     }
     const cs = meta.confState;
     // A member added after the snapshot was taken is not in its confState yet:
@@ -1097,11 +1095,6 @@ export class Raft {
     };
   }
 
-  /** Peers owed appends (used to decide whether a Ready is pending). */
-  hasDirty(): boolean {
-    return this.state === 'leader' && (this.dirty.size > 0 || this.appendAll || this.commitAll);
-  }
-
   /** Self-acknowledges entries persisted by the application (leader's own vote in the commit count). */
   onStable(): void {
     if (this.state !== 'leader') return;
@@ -1116,4 +1109,3 @@ export class Raft {
   }
 }
 
-export type { VoteRespMessage };
