@@ -7,17 +7,18 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { generatePrivateKey, generatePsk, savePrivateKey, savePsk } from '@parley/net';
+import { generatePrivateKey, generatePsk, peerIdOf, savePrivateKey, savePsk } from '@parley/net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const fixture = join(root, 'test/fixtures/net-peer.mjs');
-/** How long the survivors may take to notice a killed peer (TCP reset, else the 1 s ping). */
+/** How long the survivors may take to notice a killed peer: the kernel closes its sockets, so they read end-of-stream at once. */
 const DISCONNECT_BOUND_MS = 5_000;
 
 type PeerEvent = { type: string; [key: string]: unknown };
@@ -116,6 +117,16 @@ class PeerProcess {
   }
 }
 
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (typeof address !== 'object' || !address) throw new Error('no port');
+  return address.port;
+}
+
 /** Publishes from `from` until every one of `to` has received a message from it (bounded). */
 async function gossipReaches(from: PeerProcess, to: PeerProcess[], label: string): Promise<void> {
   const marks = to.map((p) => p.events.length);
@@ -149,13 +160,16 @@ describe('libp2p transport across OS processes', () => {
   let b: PeerProcess;
   let c: PeerProcess;
 
+  const ports: Record<string, number> = {};
+  const ids: Record<string, string> = {};
+  const addressOf = (name: string) => `/ip4/127.0.0.1/tcp/${ports[name]}/p2p/${ids[name]}`;
   const start = async (name: string, bootstrap: string[], psk = pskPath) => {
-    const peer = await PeerProcess.spawn(name, { pskPath: psk, keyPath: keyPaths[name], bootstrap });
+    const peer = await PeerProcess.spawn(name, { pskPath: psk, keyPath: keyPaths[name], port: ports[name], bootstrap });
     running.push(peer);
     return peer;
   };
   const connected = (peer: PeerProcess, other: PeerProcess, since = 0) =>
-    peer.waitFor((e) => e.type === 'peer:connect' && e.peer === other.peerId, 15_000, since);
+    peer.waitFor((e) => e.type === 'peer:connect' && e.peer === other.peerId, 30_000, since);
 
   beforeAll(async () => {
     // The fixture runs the built package; make sure it is current.
@@ -166,7 +180,10 @@ describe('libp2p transport across OS processes', () => {
     await savePsk(join(dir, 'other.psk'), generatePsk());
     for (const name of ['A', 'B', 'C', 'D']) {
       keyPaths[name] = join(dir, `${name}.key`);
-      await savePrivateKey(keyPaths[name], await generatePrivateKey());
+      const key = await generatePrivateKey();
+      await savePrivateKey(keyPaths[name], key);
+      ids[name] = peerIdOf(key);
+      ports[name] = await freePort();
     }
   }, 60_000);
 
@@ -176,9 +193,14 @@ describe('libp2p transport across OS processes', () => {
   });
 
   it('forms a cluster of three processes from bootstrap lists', async () => {
-    a = await start('A', []);
-    b = await start('B', a.addresses);
-    c = await start('C', [...a.addresses, ...b.addresses]);
+    // Every process lists the other two and they start together: whoever comes
+    // up first keeps redialling until the others listen.
+    [a, b, c] = await Promise.all([
+      start('A', [addressOf('B'), addressOf('C')]),
+      start('B', [addressOf('A'), addressOf('C')]),
+      start('C', [addressOf('A'), addressOf('B')]),
+    ]);
+    expect(a.addresses).toContain(addressOf('A'));
     await Promise.all([
       connected(a, b),
       connected(a, c),
@@ -215,8 +237,9 @@ describe('libp2p transport across OS processes', () => {
     expect(attempt).toMatchObject({ ok: false, code: 'unavailable' });
     expect(await a.peers()).not.toContain(outsider.peerId);
     expect(await outsider.peers()).toEqual([]);
-    expect(a.events.slice(marks[0]).some((e) => e.type === 'peer:connect')).toBe(false);
-    expect(b.events.slice(marks[1]).some((e) => e.type === 'peer:connect')).toBe(false);
+    const fromOutsider = (e: PeerEvent) => e.type === 'peer:connect' && e.peer === outsider.peerId;
+    expect(a.events.slice(marks[0]).some(fromOutsider)).toBe(false);
+    expect(b.events.slice(marks[1]).some(fromOutsider)).toBe(false);
     await outsider.stop();
   });
 
@@ -233,7 +256,8 @@ describe('libp2p transport across OS processes', () => {
     expect(down).toMatchObject({ ok: false, code: 'unavailable' });
 
     const restartMarks = [a.events.length, b.events.length];
-    const restarted = await start('C', [...a.addresses, ...b.addresses]);
+    // C comes back on its port with its key; A and B also keep redialling it.
+    const restarted = await start('C', [addressOf('A'), addressOf('B')]);
     expect(restarted.peerId).toBe(c.peerId);
     c = restarted;
     await Promise.all([connected(a, c, restartMarks[0]), connected(b, c, restartMarks[1])]);
