@@ -1108,4 +1108,3 @@ export class Raft {
     if (pr && pr.state === 'replicate') pr.becomeProbe();
   }
 }
-
