@@ -6,6 +6,8 @@
 import { connect as tcpConnect } from 'node:net';
 import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
+import { gossipsub } from '@libp2p/gossipsub';
+import { identify } from '@libp2p/identify';
 import type { Libp2p, Stream } from '@libp2p/interface';
 import { preSharedKey } from '@libp2p/pnet';
 import { tcp } from '@libp2p/tcp';
@@ -156,6 +158,43 @@ describe('libp2p transport under hostile input', () => {
     await waitFor(() => victim.stats().inboundStreams <= 1);
     for (const stream of opened) stream.abort(new Error('done'));
     await honestStillServed();
+  });
+
+  it('drops gossip that is not a Parley envelope, logs it, and keeps delivering valid gossip', async () => {
+    const got: string[] = [];
+    const unsubscribe = victim.subscribe('news', (_from, message) => got.push(new TextDecoder().decode(message)));
+    const gossiper = await createLibp2p({
+      addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
+      transports: [tcp()],
+      connectionEncrypters: [noise()],
+      streamMuxers: [yamux()],
+      connectionProtector: preSharedKey({ psk }),
+      services: {
+        identify: identify(),
+        pubsub: gossipsub({ globalSignaturePolicy: 'StrictNoSign', allowPublishToZeroTopicPeers: true }),
+      },
+    });
+    try {
+      await gossiper.dial(multiaddr(victim.addresses()[0] as string));
+      const warned = () => log.warnings.includes('dropped an undecodable gossip message');
+      let i = 0;
+      await waitFor(() => {
+        if (warned()) return true;
+        if (i++ % 10 === 0) void gossiper.services.pubsub.publish('news', new Uint8Array([0xde, 0xad, i & 0xff]));
+        return false;
+      });
+      expect(got).toEqual([]);
+      let n = 0;
+      await waitFor(() => {
+        if (got.length > 0) return true;
+        if (n++ % 10 === 0) void honest.publish('news', new TextEncoder().encode('valid'));
+        return false;
+      });
+      expect(got[0]).toBe('valid');
+    } finally {
+      unsubscribe();
+      await gossiper.stop();
+    }
   });
 
   it('closes the stream of a peer that sends requests but stops reading responses', async () => {

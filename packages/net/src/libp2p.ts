@@ -55,7 +55,7 @@ import {
   maxFrameBodyBytes,
   WIRE_VERSION,
 } from './frame.js';
-import { validatePsk } from './keys.js';
+import { generatePrivateKey, validatePsk } from './keys.js';
 import { describeError, type NetLogger, stderrLogger } from './logger.js';
 
 /** The libp2p protocol id of Parley's request/response streams. */
@@ -130,7 +130,7 @@ export async function createLibp2pTransport(options: Libp2pTransportOptions): Pr
   let privateKey: PrivateKey | undefined;
   if (options.privateKey instanceof Uint8Array) privateKey = privateKeyFromProtobuf(options.privateKey);
   else if (options.privateKey) privateKey = options.privateKey;
-  else privateKey = await (await import('./keys.js')).generatePrivateKey();
+  else privateKey = await generatePrivateKey();
   return new Libp2pTransport(options, privateKey);
 }
 

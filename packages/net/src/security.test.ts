@@ -1,16 +1,24 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { privateKeyToProtobuf } from '@libp2p/crypto/keys';
 import { afterEach, describe, expect, it } from 'vitest';
-import { generatePsk, loadOrCreatePrivateKey, loadOrCreatePsk, loadPsk, peerIdOf, validatePsk } from './keys.js';
+import {
+  generatePrivateKey,
+  generatePsk,
+  loadOrCreatePrivateKey,
+  loadOrCreatePsk,
+  loadPsk,
+  peerIdOf,
+  validatePsk,
+} from './keys.js';
 import { createLibp2pTransport, type Libp2pTransport } from './libp2p.js';
 import { silentLogger } from './logger.js';
 
 const started: Libp2pTransport[] = [];
 
 async function node(options: { psk?: Uint8Array; allowPeers?: string[]; privateKey?: Uint8Array } = {}) {
-  const { privateKeyToProtobuf } = await import('@libp2p/crypto/keys');
-  const key = options.privateKey ?? privateKeyToProtobuf(await (await import('./keys.js')).generatePrivateKey());
+  const key = options.privateKey ?? privateKeyToProtobuf(await generatePrivateKey());
   const t = await createLibp2pTransport({
     listen: ['/ip4/127.0.0.1/tcp/0'],
     logger: silentLogger,
@@ -49,17 +57,15 @@ describe('closed cluster', () => {
 
   it('keeps out a peer id missing from the allow-list, in both directions', async () => {
     const psk = generatePsk();
-    const { generatePrivateKey } = await import('./keys.js');
-    const { privateKeyToProtobuf } = await import('@libp2p/crypto/keys');
     const keys = await Promise.all([0, 1, 2].map(() => generatePrivateKey()));
     const ids = keys.map((k) => peerIdOf(k));
     const allowed = [ids[0] as string, ids[1] as string];
-    const a = await node({ psk, allowPeers: allowed, privateKey: privateKeyToProtobuf(keys[0] as never) });
+    const a = await node({ psk, allowPeers: allowed, privateKey: privateKeyToProtobuf(keys[0]!) });
     const seenByA: string[] = [];
     a.on('peer:connect', (peer) => seenByA.push(peer));
     a.handle('echo', (_from, request) => request);
-    const b = await node({ psk, allowPeers: allowed, privateKey: privateKeyToProtobuf(keys[1] as never) });
-    const stranger = await node({ psk, privateKey: privateKeyToProtobuf(keys[2] as never) });
+    const b = await node({ psk, allowPeers: allowed, privateKey: privateKeyToProtobuf(keys[1]!) });
+    const stranger = await node({ psk, privateKey: privateKeyToProtobuf(keys[2]!) });
     expect(await b.connect(a.addresses()[0] as string)).toBe(a.peerId);
     // The stranger's dial may complete its half of the handshake before A drops it.
     await stranger.connect(a.addresses()[0] as string).catch(() => undefined);
