@@ -360,6 +360,29 @@ describe('locks', () => {
     expect(h.run(acquire('w1', { waitSeconds: 5 }), { clientId: c1, seq: 1 })).toEqual(exp.deliveries[0]?.result);
   });
 
+  it('times out a lone waiter at its own deadline, long before the holder expires', () => {
+    const h = new CoordHarness();
+    const c1 = h.register();
+    h.ok(acquire('w0', { ttlSeconds: 3600 }));
+    h.ok(acquire('w1', { waitSeconds: 5 }), { clientId: c1, seq: 1 });
+    h.advance(4999);
+    expect(h.applyCommand({ nowMs: h.nowMs, op: { type: 'expire' } }).deliveries).toEqual([]);
+    h.advance(1);
+    const exp = h.applyCommand({ nowMs: h.nowMs, op: { type: 'expire' } });
+    expect(exp.result).toMatchObject({ ok: true, value: { waiters: 1 } });
+    expect(exp.deliveries).toMatchObject([{ clientId: c1, seq: 1, result: { ok: false } }]);
+  });
+
+  it('an idle expire does nothing, and a shortened lock TTL is still honoured', () => {
+    const h = new CoordHarness();
+    const g = grant(h.ok(acquire('w0', { ttlSeconds: 600 })));
+    h.ok({ type: 'lock_renew', namespace: 'deploy', key: 'rollout', owner: 'w0', fence: g.fence, ttlSeconds: 5 });
+    h.advance(4000);
+    expect(h.ok({ type: 'expire' })).toEqual({ type: 'expired', entries: 0, locks: 0, waiters: 0, sessions: 0 });
+    h.advance(1000);
+    expect(h.ok({ type: 'expire' })).toMatchObject({ locks: 1 });
+  });
+
   it('does not hand the lock to a waiter whose wait ended before the lock became free', () => {
     const h = new CoordHarness();
     const c1 = h.register();

@@ -166,6 +166,13 @@ export class CoordStateMachine {
   /** In least-recently-used-first order. */
   private sessions = new Map<string, Session>();
   private cachedBytes = 0;
+  /**
+   * A lower bound on every deadline the expire command acts on (entry
+   * expiry, lock expiry, waiter timeout, idle-slot retention, session
+   * expiry), so an expire with nothing due costs O(1). Derived state: not in
+   * snapshots; a restored replica starts at -Infinity and scans once.
+   */
+  private nextDueMs = Number.POSITIVE_INFINITY;
 
   // Per-apply context.
   private index = 0;
@@ -389,6 +396,7 @@ export class CoordStateMachine {
   private registerSession(): OpResult {
     const clientId = `s${this.index}`;
     this.sessions.set(clientId, { floorSeq: 0, lastActiveMs: this.nowMs, results: new Map() });
+    this.due(this.nowMs + this.limits.sessionTtlSeconds * 1000);
     while (this.sessions.size > this.limits.maxSessions) {
       const oldest = this.sessions.keys().next().value as string;
       this.dropSession(oldest);
@@ -513,6 +521,7 @@ export class CoordStateMachine {
       updatedAt: this.nowMs,
     };
     map.set(key, entry);
+    this.due(entry.expiresAt);
     return entry;
   }
 
@@ -944,7 +953,19 @@ export class CoordStateMachine {
       this.dropSlot(namespace, key);
       return undefined;
     }
+    this.dueSlot(slot);
     return slot;
+  }
+
+  /** Lowers nextDueMs to the slot's earliest deadline. */
+  private dueSlot(slot: LockSlot): void {
+    if (slot.holder) this.due(slot.holder.expiresAt);
+    else this.due(slot.freeSince + this.limits.idleLockRetentionSeconds * 1000);
+    for (const w of slot.waiters) this.due(w.waitDeadlineAt);
+  }
+
+  private due(ms: number): void {
+    if (ms < this.nextDueMs) this.nextDueMs = ms;
   }
 
   private waitTimeout(namespace: string, key: string, slot: LockSlot): LockHeldError {
@@ -1015,6 +1036,7 @@ export class CoordStateMachine {
         clientId: clientId as string,
         seq: seq as number,
       });
+      this.due(waitDeadlineAt);
       return { type: 'lock_waiting', namespace, key, position: slot.waiters.length, waitDeadlineAt };
     }
     if (!slot) {
@@ -1036,6 +1058,7 @@ export class CoordStateMachine {
     const fence = this.grantFence(slot);
     slot.holder = { owner, fence, acquiredAt: now, expiresAt: now + ttlSeconds * 1000, ttlSeconds, metadata };
     slot.lastFence = fence;
+    this.due(slot.holder.expiresAt);
     return { type: 'lock', lock: this.grantView(namespace, key, slot.holder) };
   }
 
@@ -1063,6 +1086,7 @@ export class CoordStateMachine {
     const ttlSeconds = ttl ?? holder.ttlSeconds;
     holder.ttlSeconds = ttlSeconds;
     holder.expiresAt = this.nowMs + ttlSeconds * 1000;
+    this.due(holder.expiresAt);
     return { type: 'lock', lock: this.grantView(namespace, key, holder) };
   }
 
@@ -1086,13 +1110,16 @@ export class CoordStateMachine {
 
   private expire(): OpResult {
     const now = this.nowMs;
+    if (now < this.nextDueMs) return { type: 'expired', entries: 0, locks: 0, waiters: 0, sessions: 0 };
+    // Full scan; recompute the bound from what remains.
+    this.nextDueMs = Number.POSITIVE_INFINITY;
     let entries = 0;
     for (const [namespace, map] of [...this.namespaces]) {
       for (const [key, e] of map) {
         if (e.expiresAt <= now) {
           map.delete(key);
           entries++;
-        }
+        } else this.due(e.expiresAt);
       }
       if (map.size === 0) this.namespaces.delete(namespace);
     }
@@ -1116,7 +1143,7 @@ export class CoordStateMachine {
       if (session.lastActiveMs + ttlMs <= now) {
         this.dropSession(clientId);
         sessions++;
-      }
+      } else this.due(session.lastActiveMs + ttlMs);
     }
     return { type: 'expired', entries, locks, waiters, sessions };
   }
@@ -1187,6 +1214,7 @@ export class CoordStateMachine {
     this.locks = next.locks;
     this.sessions = next.sessions;
     this.cachedBytes = next.cachedBytes;
+    this.nextDueMs = Number.NEGATIVE_INFINITY;
   }
 }
 
