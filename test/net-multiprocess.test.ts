@@ -151,7 +151,7 @@ async function gossipReaches(from: PeerProcess, to: PeerProcess[], label: string
   throw new Error(`gossip '${label}' from ${from.name} did not reach everyone`);
 }
 
-describe('libp2p transport across OS processes', () => {
+describe('libp2p transport across OS processes', { timeout: 120_000 }, () => {
   let dir: string;
   let pskPath: string;
   const keyPaths: Record<string, string> = {};
