@@ -229,6 +229,91 @@ function join1(x: Delta, y: Delta, nowMs: number): Delta {
   return r.state();
 }
 
+describe('garbage collection never brings data back (property)', () => {
+  type GcOp =
+    | { type: 'set'; r: number; key: string; value: number; ttl: number }
+    | { type: 'del'; r: number; key: string }
+    | { type: 'tick'; ms: number }
+    | { type: 'deliver'; count: number }
+    | { type: 'gc'; r: number };
+  const gcOpArb: fc.Arbitrary<GcOp> = fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        type: fc.constant('set' as const),
+        r: fc.nat(4),
+        key: fc.constantFrom('a', 'b'),
+        value: fc.integer({ min: 0, max: 9 }),
+        ttl: fc.constantFrom(1, 5, 10),
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({ type: fc.constant('del' as const), r: fc.nat(4), key: fc.constantFrom('a', 'b') }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({ type: fc.constant('tick' as const), ms: fc.constantFrom(0, 2_500, 11_000) }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({ type: fc.constant('deliver' as const), count: fc.integer({ min: 1, max: 4 }) }),
+    },
+    { weight: 2, arbitrary: fc.record({ type: fc.constant('gc' as const), r: fc.nat(4) }) },
+  );
+
+  let gcRemoved = 0;
+  it('replicas that collect at random times read exactly what a never-collecting replica reads', () => {
+    // Short leases so that random time jumps cross the grace period (= the 10 s maximum TTL).
+    const make = (id: string) =>
+      new NamespaceReplica({ namespace: NS, replicaId: id, maxTtlSeconds: 10, defaultTtlSeconds: 10 });
+    check(
+      fc.record({
+        replicas: fc.integer({ min: 2, max: 4 }),
+        ops: fc.array(gcOpArb, { minLength: 20, maxLength: 60 }),
+        netSeed: fc.nat(),
+      }),
+      (s) => {
+        const rng = new SeededRandom(s.netSeed);
+        const replicas = Array.from({ length: s.replicas }, (_, i) => make(`r${i}`));
+        const reference = make('reference');
+        const inFlight: Array<{ to: number; delta: Delta }> = [];
+        let nowMs = 1_000_000;
+        let collected = 0;
+        for (const op of s.ops) {
+          if (op.type === 'tick') nowMs += op.ms;
+          else if (op.type === 'gc')
+            collected += (replicas[op.r % replicas.length] as NamespaceReplica).gc(nowMs).removed;
+          else if (op.type === 'deliver') {
+            for (let i = 0; i < op.count && inFlight.length > 0; i++) {
+              const [msg] = inFlight.splice(rng.int(inFlight.length), 1);
+              if (msg && rng.int(4) !== 0) (replicas[msg.to] as NamespaceReplica).merge(msg.delta, nowMs);
+            }
+          } else {
+            const r = op.r % replicas.length;
+            const replica = replicas[r] as NamespaceReplica;
+            const delta =
+              op.type === 'set'
+                ? replica.set(op.key, op.value, nowMs, { ttlSeconds: op.ttl })
+                : replica.delete(op.key, nowMs);
+            reference.merge(delta, nowMs);
+            for (let to = 0; to < replicas.length; to++) if (to !== r) inFlight.push({ to, delta });
+          }
+        }
+        antiEntropy(replicas, nowMs);
+        const expected = reference.entries(nowMs);
+        for (const r of replicas) expect(r.entries(nowMs)).toEqual(expected);
+        // Collected replicas still converge byte for byte once all collect at the same instant.
+        for (const r of replicas) r.gc(nowMs + 20_000);
+        const bytes = hex(encodeState((replicas[0] as NamespaceReplica).state()));
+        for (const r of replicas) expect(hex(encodeState(r.state()))).toBe(bytes);
+        gcRemoved += collected;
+      },
+    );
+    expect(gcRemoved).toBeGreaterThan(RUNS); // the runs did collect, often
+  });
+});
+
 describe('decoders on untrusted bytes (property)', () => {
   const decoders = [decodeDelta, decodeState, decodeDigest] as const;
 
