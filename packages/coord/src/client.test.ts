@@ -8,6 +8,7 @@ import {
   coordDocStore,
   doc,
   errorFromPayload,
+  SessionSequencer,
   unwrap,
 } from './client.js';
 import { CoordHarness } from './harness.js';
@@ -194,5 +195,34 @@ describe('lease handles', () => {
     expect(await attachLease(call, 'state', 'k', 'w2', 10)).toBeUndefined();
     h.advance(10_000);
     expect(await attachLease(call, 'state', 'k', 'w1', 10)).toBeUndefined();
+  });
+});
+
+describe('SessionSequencer', () => {
+  it('numbers commands, acknowledges below the oldest in flight, and dedups retries end to end', () => {
+    const h = new CoordHarness();
+    const seqr = new SessionSequencer(h.register(), 3);
+    const c1 = seqr.command({ type: 'set', namespace: 'n', key: 'a', value: 1 }, h.nowMs);
+    const c2 = seqr.command({ type: 'set', namespace: 'n', key: 'b', value: 1 }, h.nowMs);
+    expect([c1.seq, c1.ackSeq, c2.seq, c2.ackSeq]).toEqual([1, 0, 2, 0]);
+    const r2 = h.applyCommand(c2).result;
+    seqr.done(2);
+    expect(seqr.ackSeq()).toBe(0); // 1 is still in flight
+    const r1 = h.applyCommand(c1).result;
+    // A duplicate of c1 (re-proposed by a new leader) returns the first result.
+    h.advance(1000);
+    expect(h.applyCommand(seqr.retry(c1, h.nowMs)).result).toEqual(r1);
+    seqr.done(1);
+    const c3 = seqr.command({ type: 'get', namespace: 'n', key: 'a' }, h.nowMs);
+    expect(c3.ackSeq).toBe(2);
+    h.applyCommand(c3);
+    // Acknowledged results are forgotten: a late duplicate of c2 is refused, never re-applied.
+    const late = h.applyCommand(seqr.retry(c2, h.nowMs)).result;
+    expect(!late.ok && late.error.details.reason).toBe('stale_sequence');
+    expect(r2.ok).toBe(true);
+    seqr.command({ type: 'noop' }, 0);
+    seqr.command({ type: 'noop' }, 0);
+    expect(() => seqr.command({ type: 'noop' }, 0)).toThrow(/in flight/);
+    expect(seqr.pending).toBe(3);
   });
 });

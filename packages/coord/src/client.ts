@@ -18,7 +18,7 @@ import {
   VersionMismatchError,
 } from '@parley/interface';
 import type { JsonValue } from './json.js';
-import type { CommandResult, ErrorPayload, LeaseDocument, LeaseView, Operation, OpResult } from './types.js';
+import type { Command, CommandResult, ErrorPayload, LeaseDocument, LeaseView, Operation, OpResult } from './types.js';
 
 /** Rebuilds the typed error class of an error result, so `instanceof` works on the client side. */
 export function errorFromPayload(payload: ErrorPayload): ParleyError {
@@ -421,4 +421,54 @@ export async function cooperativeWrite(
     }
   }
   throw lastConflict;
+}
+
+// ------------------------------------------------------------------ sessions
+
+/**
+ * Numbers one client session's commands for exactly-once application: each
+ * new command gets the next seq and acknowledges everything below the oldest
+ * command still in flight, so the state machine can forget those results. A
+ * retry re-proposes the same command (same seq) with a fresh `nowMs`.
+ */
+export class SessionSequencer {
+  private nextSeq = 1;
+  private readonly inFlight = new Set<number>();
+
+  constructor(
+    readonly clientId: string,
+    /** Commands in flight at once (the state machine remembers 64 results per session by default). */
+    readonly maxInFlight = 32,
+  ) {}
+
+  /** A new command for `op`; throws InvalidArgumentError when maxInFlight commands are unfinished. */
+  command(op: Operation, nowMs: number): Command {
+    if (this.inFlight.size >= this.maxInFlight) {
+      throw new InvalidArgumentError(`session '${this.clientId}' already has ${this.maxInFlight} commands in flight`);
+    }
+    const seq = this.nextSeq++;
+    this.inFlight.add(seq);
+    return { nowMs, clientId: this.clientId, seq, ackSeq: this.ackSeq(), op };
+  }
+
+  /** The same command again (after a timeout or leader change), restamped. */
+  retry(command: Command, nowMs: number): Command {
+    return { ...command, nowMs, ackSeq: this.ackSeq() };
+  }
+
+  /** Marks `seq` answered: its result will not be asked for again. */
+  done(seq: number): void {
+    this.inFlight.delete(seq);
+  }
+
+  /** Every seq at or below this has been answered. */
+  ackSeq(): number {
+    let lowest = this.nextSeq;
+    for (const seq of this.inFlight) if (seq < lowest) lowest = seq;
+    return lowest - 1;
+  }
+
+  get pending(): number {
+    return this.inFlight.size;
+  }
 }

@@ -36,6 +36,7 @@ export {
   isConflict,
   LeaseHandle,
   type LeaseOptions,
+  SessionSequencer,
   unwrap,
 } from './client.js';
 export {
@@ -51,6 +52,6 @@ export {
 export { evalFilter, type FilterNode, MAX_FILTER_COMPARISONS, MAX_FILTER_LENGTH, parseFilter } from './filter.js';
 export { compileGlob, globMatch } from './glob.js';
 export { canonicalJson, type JsonValue, MAX_JSON_DEPTH } from './json.js';
-export { CoordStateMachine } from './state-machine.js';
+export { CoordStateMachine, MAX_TIME_MS } from './state-machine.js';
 export * from './types.js';
 export { versionToken } from './version.js';

@@ -253,7 +253,12 @@ export class CoordStateMachine {
     let session: Session | undefined;
     if (clientId !== undefined && op.type !== 'register_session') {
       session = this.sessions.get(clientId);
-      if (session) this.touchSession(clientId, session);
+      if (session) {
+        this.touchSession(clientId, session);
+        if (typeof command.ackSeq === 'number' && Number.isSafeInteger(command.ackSeq)) {
+          this.ackSession(session, command.ackSeq);
+        }
+      }
       if (!isRead && op.type !== 'expire') {
         if (!session) {
           return this.fail(
@@ -266,9 +271,6 @@ export class CoordStateMachine {
         const seq = command.seq;
         if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) {
           return this.fail(new InvalidArgumentError('a command with a session needs a seq ≥ 1'));
-        }
-        if (typeof command.ackSeq === 'number' && Number.isSafeInteger(command.ackSeq)) {
-          this.ackSession(session, command.ackSeq);
         }
         const cached = session.results.get(seq);
         if (cached) return cached.result;
