@@ -40,6 +40,8 @@ export interface CrdtScenarioConfig {
   nemesis: NemesisOptions;
   /** Static clock skew: offsets up to ±this, drift up to ±200 ppm. */
   maxClockOffsetMs?: number;
+  /** A periodic wobble of up to ±this on every clock (period 2–10 s). */
+  maxClockWobbleMs?: number;
   /** Disk faults on every host. */
   disk?: { tornWriteRate?: number; readErrorRate?: number };
   safetyMs?: number;
@@ -80,7 +82,19 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
   let writes = 0;
 
   const maxOffset = config.maxClockOffsetMs ?? 0;
+  const maxWobble = config.maxClockWobbleMs ?? 0;
   for (const id of ids) {
+    const clock =
+      maxOffset > 0 || maxWobble > 0
+        ? {
+            offsetMs: between(rng, -maxOffset, maxOffset),
+            driftPpm: maxOffset > 0 ? between(rng, -200, 200) : 0,
+            periodic:
+              maxWobble > 0
+                ? { amplitudeMs: between(rng, 1, maxWobble), periodMs: between(rng, 2_000, 10_000) }
+                : undefined,
+          }
+        : undefined;
     sim.addHost(
       id,
       (ctx) => {
@@ -98,10 +112,7 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
         });
       },
       {
-        clock:
-          maxOffset > 0
-            ? { offsetMs: between(rng, -maxOffset, maxOffset), driftPpm: between(rng, -200, 200) }
-            : undefined,
+        clock,
         disk: config.disk,
       },
     );
@@ -307,10 +318,12 @@ export const CRDT_SCENARIOS: readonly Scenario[] = [
   }),
   crdtScenario({
     name: 'crdt-pause-skew',
-    description: 'paused processes, clock offsets ±5 s with drift, and clock jumps ±5 s (inside the 60 s drift bound).',
+    description:
+      'paused processes; clocks with offsets ±5 s, ±200 ppm drift and a periodic wobble ±400 ms; clock jumps ±5 s (all inside the 60 s drift bound).',
     network: { lossRate: 0.02 },
     nemesis: { pauses: true, clockJumps: true, maxClockJumpMs: 5_000 },
     maxClockOffsetMs: 5_000,
+    maxClockWobbleMs: 400,
   }),
   crdtScenario({
     name: 'crdt-chaos',
