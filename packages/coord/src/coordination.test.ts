@@ -338,6 +338,7 @@ describe('locks', () => {
     expect(exp.deliveries.map((x) => [x.clientId, x.result.ok])).toEqual([[c2, true]]);
     expect(h.ok({ type: 'lock_list', namespace: 'deploy' })).toMatchObject({
       locks: [{ key: 'rollout', holder: { owner: 'w2' }, waiters: 1 }],
+      truncated: false,
     });
   });
 
@@ -403,11 +404,12 @@ describe('locks', () => {
     expect(grant(h.ok(acquire('w1', { ttlSeconds: undefined }))).ttlSeconds).toBe(60);
   });
 
-  it('caps lock slots per namespace', () => {
-    const h = new CoordHarness({ limits: { maxLocksPerNamespace: 2 } });
+  it('caps lock slots per namespace and the lock list', () => {
+    const h = new CoordHarness({ limits: { maxLocksPerNamespace: 2, maxListLimit: 1 } });
     h.ok({ ...acquire('w'), key: 'a' });
     h.ok({ ...acquire('w'), key: 'b' });
     expect(h.code({ ...acquire('w'), key: 'c' })).toBe('namespace_full');
+    expect(h.ok({ type: 'lock_list', namespace: 'deploy' })).toMatchObject({ locks: [{ key: 'a' }], truncated: true });
   });
 
   it('keeps fences strictly increasing per lock across release, expiry and leader change', () => {

@@ -234,6 +234,17 @@ describe('list', () => {
     expect(h.code({ type: 'list', namespace: NS, limit: 1001 })).toBe('invalid_argument');
   });
 
+  it('ends a page early when the values would pass the page byte bound', () => {
+    const h = new CoordHarness({ limits: { maxListPageBytes: 250 } });
+    for (let i = 0; i < 5; i++) h.ok({ type: 'set', namespace: NS, key: `k${i}`, value: 'x'.repeat(98) });
+    const first = h.ok({ type: 'list', namespace: NS });
+    expect(keys(first)).toEqual(['k0', 'k1']);
+    const cursor = first.type === 'list' ? first.nextCursor : null;
+    expect(keys(h.ok({ type: 'list', namespace: NS, cursor: cursor ?? '' }))).toEqual(['k2', 'k3']);
+    h.ok({ type: 'set', namespace: NS, key: 'big', value: 'y'.repeat(1000) });
+    expect(keys(h.ok({ type: 'list', namespace: NS, q: 'big' }))).toEqual(['big']); // one item always fits
+  });
+
   it('omits expired entries', () => {
     const h = new CoordHarness();
     h.ok({ type: 'set', namespace: NS, key: 'short', value: 1, ttlSeconds: 1 });

@@ -661,10 +661,18 @@ export class CoordStateMachine {
       }
     }
     matches.sort((a, b) => compare(a.pos, b.pos));
-    const page = matches.slice(0, limit);
+    // A page ends at `limit` items or when the next value would push it past maxListPageBytes.
+    const page: typeof matches = [];
+    let pageBytes = 0;
+    for (const m of matches) {
+      if (page.length >= limit) break;
+      if (page.length > 0 && pageBytes + m.entry.valueBytes > this.limits.maxListPageBytes) break;
+      page.push(m);
+      pageBytes += m.entry.valueBytes;
+    }
     const last = page.at(-1);
     const nextCursor =
-      matches.length > limit && last ? encodeCursor(sortBy, sortOrder, last.pos.sortValue, last.pos.key) : null;
+      matches.length > page.length && last ? encodeCursor(sortBy, sortOrder, last.pos.sortValue, last.pos.key) : null;
     return { type: 'list', items: page.map((m) => this.view(namespace, m.pos.key, m.entry)), nextCursor };
   }
 
@@ -996,8 +1004,11 @@ export class CoordStateMachine {
     const namespace = checkNamespace(this.limits, ns);
     const slots = this.locks.get(namespace);
     const keys = slots ? [...slots.keys()].sort() : [];
-    const locks = keys.map((key) => this.lockInfo(namespace, key, slots?.get(key), now));
-    return { type: 'lock_list', locks: locks.filter((l) => l.holder !== null || l.waiters > 0) };
+    const live = keys
+      .map((key) => this.lockInfo(namespace, key, slots?.get(key), now))
+      .filter((l) => l.holder !== null || l.waiters > 0);
+    const max = this.limits.maxListLimit;
+    return { type: 'lock_list', locks: live.slice(0, max), truncated: live.length > max };
   }
 
   private lockAcquire(

@@ -198,7 +198,8 @@ export type OpResult =
   | { type: 'lock_waiting'; namespace: string; key: string; position: number; waitDeadlineAt: number }
   | { type: 'lock_released'; released: boolean }
   | { type: 'lock_info'; lock: LockInfo }
-  | { type: 'lock_list'; locks: LockInfo[] };
+  /** Held or contended locks in key order, at most maxListLimit of them. */
+  | { type: 'lock_list'; locks: LockInfo[]; truncated: boolean };
 
 export interface ErrorPayload {
   code: ErrorCode;
@@ -264,9 +265,11 @@ export interface CoordLimits {
   maxResultsPerSession: number;
   /** Canonical size of all remembered results together (64 MiB). */
   maxCachedResultBytes: number;
-  /** Default and largest page of list (100 and 1000). */
+  /** Default and largest page of list (100 and 1000); also the most locks lock_list returns. */
   defaultListLimit: number;
   maxListLimit: number;
+  /** A list page stops before its values pass this size, after at least one item (8 MiB). */
+  maxListPageBytes: number;
   /** Identifier bounds (characters). */
   maxNamespaceLength: number;
   maxKeyLength: number;
@@ -294,6 +297,7 @@ export const DEFAULT_LIMITS: Readonly<CoordLimits> = Object.freeze({
   maxCachedResultBytes: 64 * 1_048_576,
   defaultListLimit: 100,
   maxListLimit: 1000,
+  maxListPageBytes: 8 * 1_048_576,
   maxNamespaceLength: 128,
   maxKeyLength: 1024,
   maxIdLength: 256,
