@@ -462,14 +462,14 @@ export class Simulation {
 
   /** Appends a line to the trace (and to the determinism fingerprint). */
   trace(line: string): void {
-    const full = `${this.now} ${line}`;
+    this.mix(this.now);
     let h = this.hash;
-    for (let i = 0; i < full.length; i++) {
-      h ^= full.charCodeAt(i);
+    for (let i = 0; i < line.length; i++) {
+      h ^= line.charCodeAt(i);
       h = Math.imul(h, 0x01000193);
     }
     this.hash = h >>> 0;
-    if (this.lines && this.lines.length < this.maxTraceLines) this.lines.push(full);
+    if (this.lines && this.lines.length < this.maxTraceLines) this.lines.push(`${this.now} ${line}`);
   }
 
   private mix(n: number): void {

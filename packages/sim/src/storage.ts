@@ -100,18 +100,13 @@ interface PendingWrite {
 class KVTable {
   readonly rows = new Map<string, Row>();
 
+  /** Applies ops the store already copied (they are never mutated afterwards). */
   apply(ops: readonly StorageOp[]): void {
     for (const op of ops) {
       const k = encodeKey(op.key);
-      if (op.type === 'put') this.rows.set(k, { key: [...op.key], data: op.data.slice() });
+      if (op.type === 'put') this.rows.set(k, { key: op.key as string[], data: op.data });
       else this.rows.delete(k);
     }
-  }
-
-  removeRange(prefix: StorageKey): StorageOp[] {
-    const ops: StorageOp[] = [];
-    for (const row of this.rows.values()) if (hasPrefix(row.key, prefix)) ops.push({ type: 'del', key: row.key });
-    return ops;
   }
 }
 
