@@ -131,3 +131,44 @@ function compareCodePoints(a: string, b: string): number {
   }
   return a.length - b.length;
 }
+
+/**
+ * Decodes a run of keys in order, sharing the strings of leading elements a key has in common with the one
+ * before it (keys from a range scan mostly do), so a million keys under `['crdt', ns]` hold two strings for
+ * those elements, not two million.
+ */
+export class KeyRunDecoder {
+  private prev: Buffer = Buffer.alloc(0);
+  private prevParts: string[] = [];
+  /** End (terminator position) of each element of `prev`. */
+  private prevEnds: number[] = [];
+
+  decode(buf: Buffer): string[] {
+    const parts: string[] = [];
+    const ends: number[] = [];
+    let start = 0;
+    // Reuse elements while they are byte-for-byte those of the previous key.
+    for (let j = 0; j < this.prevEnds.length; j++) {
+      const end = this.prevEnds[j]!;
+      if (end >= buf.length || buf[end] !== 0 || buf.compare(this.prev, start, end, start, end) !== 0) break;
+      parts.push(this.prevParts[j]!);
+      ends.push(end);
+      start = end + 1;
+    }
+    if (start < buf.length) {
+      const rest = decodeKey(start === 0 ? buf : buf.subarray(start));
+      // A 0x00 byte only ever terminates an element (escaping removes every other), so the ends are its positions.
+      let at = start;
+      for (const part of rest) {
+        parts.push(part);
+        const end = buf.indexOf(0, at);
+        ends.push(end);
+        at = end + 1;
+      }
+    }
+    this.prev = buf;
+    this.prevParts = parts;
+    this.prevEnds = ends;
+    return parts.slice();
+  }
+}

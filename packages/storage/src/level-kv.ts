@@ -14,8 +14,9 @@ import {
   type StorageOp,
 } from '@parley/interface';
 import { Level } from 'level';
+import { ByteArena } from './arena.js';
 import { mapLevelError } from './errors.js';
-import { decodeKey, encodeKey, prefixUpperBound } from './key-codec.js';
+import { decodeKey, encodeKey, KeyRunDecoder, prefixUpperBound } from './key-codec.js';
 import { allocRecord, bytesView, openRecord, RECORD_HEADER_BYTES, sealRecord } from './record.js';
 
 export interface LevelKVOptions {
@@ -124,8 +125,13 @@ export class LevelKVStorage implements KVStorage {
   async loadRange(prefix: StorageKey): Promise<StorageChunk[]> {
     this.check();
     const out: StorageChunk[] = [];
+    // Values are copied into shared chunks and keys share their common leading strings: a large range then
+    // costs a few big allocations instead of one buffer per value and one string per element.
+    const keys = new KeyRunDecoder();
+    const arena = new ByteArena();
     await this.scan(prefix, (key, value) => {
-      out.push({ key: decodeKey(key), data: this.decode(key, value) });
+      const rec = openRecord(this.name, key, value, describeKey);
+      out.push({ key: keys.decode(key), data: arena.copy(rec, RECORD_HEADER_BYTES) });
     });
     return out;
   }

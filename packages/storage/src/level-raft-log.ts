@@ -18,7 +18,6 @@ import {
 import { Level } from 'level';
 import { mapLevelError } from './errors.js';
 import {
-  decodeEntry,
   decodeHardState,
   decodeOffset,
   decodeSnapshot,
@@ -30,6 +29,7 @@ import {
   entryKey,
   entryKeyIndex,
   HARD_STATE_KEY,
+  loadEntryInto,
   OFFSET_KEY,
   SNAPSHOT_KEY,
 } from './raft-codec.js';
@@ -211,7 +211,6 @@ async function load(db: Db, name: string): Promise<RaftLogState> {
     state.offsetTerm = o.term;
   }
   if (snap) state.snapshotValue = decodeSnapshot(name, snap);
-  const entries: RaftEntry[] = [];
   let expect = state.offsetIndex + 1;
   const it = db.iterator(ENTRY_RANGE);
   try {
@@ -227,7 +226,7 @@ async function load(db: Db, name: string): Promise<RaftLogState> {
         if (index !== expect) {
           throw new StorageCorruptError(name, `entry ${expect} is missing (next stored entry is ${index})`);
         }
-        entries.push(decodeEntry(name, key, value, index));
+        loadEntryInto(name, key, value, index, state.columns);
         expect++;
       }
       step = await next;
@@ -235,7 +234,6 @@ async function load(db: Db, name: string): Promise<RaftLogState> {
   } finally {
     await it.close();
   }
-  state.entriesValue = entries;
   const last = state.lastIndex();
   if (state.hardState.commit > last) {
     throw new StorageCorruptError(

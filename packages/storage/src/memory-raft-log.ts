@@ -73,7 +73,7 @@ export class MemoryRaftLogStorage implements RaftLogStorage {
   async save(update: RaftLogUpdate): Promise<void> {
     const state = this.state;
     const plan = state.planSave(update);
-    plan.append = plan.append.map((e) => ({ ...e, data: copyBytes(e.data) }));
+    // Entry bytes are copied into the log's arena as they are applied.
     if (plan.snapshot) plan.snapshot = { meta: plan.snapshot.meta, data: copyBytes(plan.snapshot.data) };
     state.applySave(plan);
   }

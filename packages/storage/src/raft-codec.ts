@@ -12,12 +12,12 @@
  */
 import {
   type ConfState,
-  type EntryType,
   type HardState,
   type RaftEntry,
   type RaftSnapshot,
   StorageCorruptError,
 } from '@parley/interface';
+import type { EntryColumns } from './arena.js';
 import { allocRecord, bytesView, openRecord, RECORD_HEADER_BYTES, sealRecord } from './record.js';
 
 const H = RECORD_HEADER_BYTES;
@@ -55,14 +55,13 @@ export function encodeEntry(key: Buffer, e: RaftEntry): Buffer {
   return sealRecord(key, rec);
 }
 
-/** Decodes an entry record; `data` is a view into `value`. */
-export function decodeEntry(store: string, key: Buffer, value: Buffer, index: number): RaftEntry {
+/** Checks an entry record and appends it to `columns` without creating an entry object. */
+export function loadEntryInto(store: string, key: Buffer, value: Buffer, index: number, columns: EntryColumns): void {
   const rec = openRecord(store, key, value, describeEntry);
   if (rec.length < H + 9) throw new StorageCorruptError(store, `entry ${index}: record too short`);
   const t = rec[H + 8];
   if (t !== 0 && t !== 1) throw new StorageCorruptError(store, `entry ${index}: unknown type ${t}`);
-  const type: EntryType = t === 1 ? 'conf' : 'normal';
-  return { term: rec.readDoubleLE(H), index, type, data: bytesView(rec, H + 9) };
+  columns.push(rec.readDoubleLE(H), t === 1 ? 'conf' : 'normal', rec, H + 9, rec.length);
 }
 
 export function encodeHardState(hs: HardState): Buffer {

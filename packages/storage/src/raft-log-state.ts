@@ -20,6 +20,7 @@ import {
   type RaftLogUpdate,
   type RaftSnapshot,
 } from '@parley/interface';
+import { EntryColumns } from './arena.js';
 
 /** Bytes counted per entry on top of its data when applying `maxBytes`. */
 export const ENTRY_OVERHEAD_BYTES = 24;
@@ -68,8 +69,8 @@ export class RaftLogState implements RaftLogReader {
   snapshotValue: RaftSnapshot = EMPTY_SNAPSHOT;
   offsetIndex = 0;
   offsetTerm = 0;
-  /** entries[i].index === offsetIndex + 1 + i */
-  entriesValue: RaftEntry[] = [];
+  /** The entries after the compaction point: the k-th (0-based) has index offsetIndex + 1 + k. */
+  readonly columns = new EntryColumns();
 
   initialState(): { hardState: HardState; confState: ConfState } {
     return { hardState: { ...this.hardState }, confState: copyConf(this.snapshotValue.meta.confState) };
@@ -80,14 +81,14 @@ export class RaftLogState implements RaftLogReader {
   }
 
   lastIndex(): number {
-    return this.offsetIndex + this.entriesValue.length;
+    return this.offsetIndex + this.columns.length;
   }
 
   term(index: number): number {
     if (index < this.offsetIndex) throw new CompactedError(index, this.firstIndex());
     if (index > this.lastIndex()) throw new LogUnavailableError(index, this.lastIndex());
     if (index === this.offsetIndex) return this.offsetTerm;
-    return this.entriesValue[index - this.offsetIndex - 1]!.term;
+    return this.columns.term(index - this.offsetIndex - 1);
   }
 
   entries(lo: number, hi: number, maxBytes = Number.POSITIVE_INFINITY): RaftEntry[] {
@@ -96,14 +97,12 @@ export class RaftLogState implements RaftLogReader {
     if (lo > hi) throw new InvalidArgumentError(`entries(${lo}, ${hi}): lo is past hi`);
     const from = lo - this.offsetIndex - 1;
     const to = hi - this.offsetIndex - 1;
-    if (maxBytes === Number.POSITIVE_INFINITY) return this.entriesValue.slice(from, to);
     const out: RaftEntry[] = [];
     let size = 0;
-    for (let i = from; i < to; i++) {
-      const e = this.entriesValue[i]!;
-      size += entrySizeBytes(e);
+    for (let k = from; k < to; k++) {
+      size += this.columns.dataBytes(k) + ENTRY_OVERHEAD_BYTES;
       if (out.length > 0 && size > maxBytes) break;
-      out.push(e);
+      out.push(this.columns.entry(k, this.offsetIndex + 1 + k));
     }
     return out;
   }
@@ -193,17 +192,15 @@ export class RaftLogState implements RaftLogReader {
   /** Applies a plan made by `planSave` (after the store made it durable). */
   applySave(plan: SavePlan): void {
     if (plan.snapshot) this.snapshotValue = plan.snapshot;
-    if (plan.truncateFrom !== undefined) {
-      const keep = Math.max(0, plan.truncateFrom - this.offsetIndex - 1);
-      if (keep < this.entriesValue.length) this.entriesValue.length = keep;
-    }
+    if (plan.truncateFrom !== undefined) this.columns.truncate(plan.truncateFrom - this.offsetIndex - 1);
     if (plan.offset) {
       const drop = plan.offset.index - this.offsetIndex;
-      this.entriesValue = drop >= this.entriesValue.length ? [] : this.entriesValue.slice(Math.max(0, drop));
+      if (drop >= this.columns.length) this.columns.clear();
+      else this.columns.dropFront(drop);
       this.offsetIndex = plan.offset.index;
       this.offsetTerm = plan.offset.term;
     }
-    for (const e of plan.append) this.entriesValue.push(e);
+    for (const e of plan.append) this.columns.push(e.term, e.type, e.data);
     if (plan.hardState) this.hardState = plan.hardState;
   }
 
@@ -231,7 +228,7 @@ export class RaftLogState implements RaftLogReader {
   }
 
   applyCompact(point: { index: number; term: number }): void {
-    this.entriesValue = this.entriesValue.slice(point.index - this.offsetIndex);
+    this.columns.dropFront(point.index - this.offsetIndex);
     this.offsetIndex = point.index;
     this.offsetTerm = point.term;
   }
