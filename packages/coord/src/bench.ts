@@ -7,6 +7,8 @@
  * Run: npm run bench -w @parley/coord [-- --json FILE]
  */
 import { Bench, measureOps, timeMs } from '@parley/bench';
+import { InvalidArgumentError } from '@parley/interface';
+import { unwrap } from './client.js';
 import { encodeCommand } from './codec.js';
 import { CoordStateMachine } from './state-machine.js';
 import type { Command, OpResult } from './types.js';
@@ -19,9 +21,7 @@ class Driver {
   nowMs = START_MS;
 
   apply(command: Command): OpResult {
-    const { result } = this.sm.apply(command, { index: ++this.index, term: 1 });
-    if (!result.ok) throw new Error(`${command.op.type}: ${result.error.code} ${result.error.message}`);
-    return result.value;
+    return unwrap(this.sm.apply(command, { index: ++this.index, term: 1 }).result);
   }
 }
 
@@ -77,8 +77,7 @@ const N = 100_000;
     bytes.push(encodeCommand({ nowMs: START_MS, op: { type: 'set', namespace: 'bench', key: `k${i}`, value } }));
   }
   const ops = measureOps((i) => {
-    const { result } = d.sm.applyBytes(bytes[i % 1000] as Uint8Array, { index: ++d.index, term: 1 });
-    if (!result.ok) throw new Error(result.error.message);
+    unwrap(d.sm.applyBytes(bytes[i % 1000] as Uint8Array, { index: ++d.index, term: 1 }).result);
   }, N);
   bench.add({ name: 'decode + set (from log bytes)', unit: 'ops/s', value: ops });
 }
@@ -91,7 +90,7 @@ const N = 100_000;
       nowMs: START_MS + i,
       op: { type: 'lock_acquire', namespace: 'bench', key, owner: 'w', ttlSeconds: 30 },
     });
-    if (g.type !== 'lock') throw new Error('no grant');
+    if (g.type !== 'lock') throw new InvalidArgumentError('no grant');
     d.apply({
       nowMs: START_MS + i,
       op: { type: 'lock_release', namespace: 'bench', key, owner: 'w', fence: g.lock.fence },
@@ -118,7 +117,7 @@ const N = 100_000;
       nowMs: START_MS + i * 1000,
       op: { type: 'lease_acquire', namespace: 'bench', key: `l${i % 100}`, holder: `h${i % 7}`, ttlSeconds: 1 },
     });
-    if (r.type !== 'lease') throw new Error('no lease');
+    if (r.type !== 'lease') throw new InvalidArgumentError('no lease');
     d.apply({
       nowMs: START_MS + i * 1000,
       op: {

@@ -3,6 +3,8 @@
  * operations to a CoordStateMachine at increasing log indexes with a settable
  * leader clock, optionally through the binary codec.
  */
+import { InvalidArgumentError } from '@parley/interface';
+import { unwrap } from './client.js';
 import { encodeCommand } from './codec.js';
 import { CoordStateMachine } from './state-machine.js';
 import type { ApplyOutput, Command, CommandResult, CoordConfig, Operation, OpResult } from './types.js';
@@ -50,23 +52,21 @@ export class CoordHarness {
     return this.applyCommand(command).result;
   }
 
-  /** Applies `op` and returns its value, throwing if it failed. */
+  /** Applies `op` and returns its value, throwing its typed error if it failed. */
   ok(op: Operation, session?: SessionRef): OpResult {
-    const result = this.run(op, session);
-    if (!result.ok) throw new Error(`${op.type} failed: ${result.error.code}: ${result.error.message}`);
-    return result.value;
+    return unwrap(this.run(op, session));
   }
 
   /** Applies `op` and returns its error code, throwing if it succeeded. */
   code(op: Operation, session?: SessionRef): string {
     const result = this.run(op, session);
-    if (result.ok) throw new Error(`${op.type} unexpectedly succeeded: ${JSON.stringify(result.value)}`);
+    if (result.ok) throw new InvalidArgumentError(`${op.type} unexpectedly succeeded: ${JSON.stringify(result.value)}`);
     return result.error.code;
   }
 
   register(): string {
     const value = this.ok({ type: 'register_session' });
-    if (value.type !== 'session') throw new Error('register_session returned no session');
+    if (value.type !== 'session') throw new InvalidArgumentError('register_session returned no session');
     return value.clientId;
   }
 }
