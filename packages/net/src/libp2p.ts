@@ -57,6 +57,7 @@ import {
 } from './frame.js';
 import { generatePrivateKey, validatePsk } from './keys.js';
 import { describeError, type NetLogger, stderrLogger } from './logger.js';
+import { batchingProtector } from './write-batching.js';
 
 /** The libp2p protocol id of Parley's request/response streams. */
 export const RPC_PROTOCOL = '/parley/rpc/1.0.0';
@@ -244,7 +245,7 @@ export class Libp2pTransport implements Transport {
       transports: [tcp({ maxConnections: limits.maxConnections })],
       connectionEncrypters: [noise()],
       streamMuxers: [yamux({ maxInboundStreams: limits.maxStreamsPerPeer * 2 + 64 })],
-      ...(this.options.psk ? { connectionProtector: preSharedKey({ psk: this.options.psk }) } : {}),
+      connectionProtector: batchingProtector(this.options.psk ? preSharedKey({ psk: this.options.psk }) : undefined),
       ...(deny
         ? {
             connectionGater: {
