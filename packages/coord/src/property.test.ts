@@ -47,6 +47,7 @@ const stepArb: fc.Arbitrary<Step> = fc.record({
     { weight: 4, arbitrary: fc.constant(0) },
     { weight: 5, arbitrary: fc.nat(1500) },
     { weight: 1, arbitrary: fc.nat(15_000) },
+    { weight: 1, arbitrary: fc.constant(150_000) }, // long enough for idle sessions to expire
   ),
   clockBackMs: fc.oneof({ weight: 9, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.nat(10_000) }),
   leaderChange: fc.boolean(),
@@ -57,7 +58,17 @@ const NSS = ['n1', 'n2'];
 const KEYS = ['a', 'b', 'd/e'];
 const LOCKS = ['l1', 'l2'];
 const HOLDERS = ['h1', 'h2', 'h3'];
-const CONFIG: CoordConfig = { versionKey: 'prop', limits: { maxKeysPerNamespace: 6, maxWaitersPerLock: 3 } };
+// Small bounds so runs hit them: full namespaces and queues, forgotten results, expired sessions.
+const CONFIG: CoordConfig = {
+  versionKey: 'prop',
+  limits: {
+    maxKeysPerNamespace: 6,
+    maxWaitersPerLock: 3,
+    maxResultsPerSession: 8,
+    maxCachedResultBytes: 6000,
+    sessionTtlSeconds: 120,
+  },
+};
 
 interface LogItem {
   command: Command;
@@ -276,6 +287,13 @@ function build(steps: readonly Step[]): Built {
       const seq = (nextSeq.get(clientId) ?? 0) + 1;
       nextSeq.set(clientId, seq);
       push({ nowMs: stamp, clientId, seq, op });
+      const r = outputs.at(-1)?.result;
+      if (r && !r.ok && r.error.details.reason === 'session_expired') {
+        // What a node does: register a fresh session for this client.
+        push({ nowMs: stamp, op: { type: 'register_session' } });
+        const reg = outputs.at(-1)?.result;
+        if (reg?.ok && reg.value.type === 'session') clients[s.client] = reg.value.clientId;
+      }
     }
   }
   return { log, outputs };
