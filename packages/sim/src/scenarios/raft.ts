@@ -243,9 +243,13 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
       const st = l.driver.status();
       const raft = l.driver.node.raft;
       if (raft.log.maybeTerm(st.commit) !== st.term) return false; // an entry of its own term committed
+      // Every member follows this leader in its term (a leader paused through a partition may
+      // still believe it leads an old term until it hears from the others) and has caught up.
       for (const id of [...st.voters, ...st.learners]) {
         const a = app(id);
-        if (!a || a.driver.appliedIndex < st.commit) return false;
+        if (!a) return false;
+        const ms = a.driver.status();
+        if (ms.term !== st.term || ms.lead !== l.ctx.id || a.driver.appliedIndex < st.commit) return false;
       }
       lastLeader = l;
       return true;
