@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { kvStorageCompliance } from './compliance/kv.js';
 import { entry, raftLogStorageCompliance } from './compliance/raft-log.js';
 import { encodeKey } from './key-codec.js';
-import { openLevelKV } from './level-kv.js';
+import { openLevelKV, REMOVE_RANGE_CHUNK_KEYS } from './level-kv.js';
 import { openLevelRaftLog } from './level-raft-log.js';
 import { entryKey, HARD_STATE_KEY, SNAPSHOT_KEY } from './raft-codec.js';
 
@@ -59,6 +59,25 @@ async function corruptError(fn: () => Promise<unknown>): Promise<StorageCorruptE
   expect(err, 'expected StorageCorruptError').toBeInstanceOf(StorageCorruptError);
   return err as StorageCorruptError;
 }
+
+describe('level KV', () => {
+  it('removeRange clears a range larger than one deletion chunk, and nothing outside it', async () => {
+    const path = await tempDir('kv-big-range');
+    const kv = await openLevelKV({ path });
+    const ops = Array.from({ length: REMOVE_RANGE_CHUNK_KEYS * 2 + 17 }, (_, i) => ({
+      type: 'put' as const,
+      key: ['big', String(i).padStart(6, '0')],
+      data: new Uint8Array([i & 0xff]),
+    }));
+    await kv.batch(ops);
+    await kv.save(['bigger'], new Uint8Array([1]));
+    await kv.save(['big'], new Uint8Array([2]));
+    await kv.removeRange(['big']);
+    expect((await kv.loadRange([])).map((c) => c.key)).toEqual([['bigger']]);
+    await kv.close();
+    await rm(path, { recursive: true, force: true });
+  });
+});
 
 describe('level Raft log', () => {
   it('keeps its own copy of entry and snapshot bytes', async () => {
