@@ -4,4 +4,5 @@
  * import line here (keep them sorted).
  */
 import './crdt.js';
+import './coord.js';
 import './raft.js';

@@ -1,0 +1,165 @@
+/**
+ * A coord voter as a simulated process: @parley/raft's RaftDriver over the
+ * host's Transport, Raft log and Scheduler, applying @parley/coord's
+ * CoordStateMachine to every committed entry (the wiring of the coord
+ * README's "Wiring it under Raft"): the leader stamps each proposal with its
+ * own clock, proposes `expire` after winning an election and periodically,
+ * and snapshots the state machine every few entries.
+ */
+
+import {
+  type ApplyOutput,
+  type Command,
+  CoordStateMachine,
+  decodeCommand,
+  encodeCommand,
+  type Operation,
+} from '@parley/coord';
+import type { ConfState, PeerId, RaftEntry, RaftLogStorage, RaftSnapshot } from '@parley/interface';
+import { RaftDriver } from '@parley/raft';
+import type { HostContext } from '../simulation.js';
+
+export interface CoordHostOptions {
+  voters: PeerId[];
+  tickMs: number;
+  /** The leader proposes `expire` this often (and right after it wins an election). */
+  expireEveryMs: number;
+  snapshotEveryEntries: number;
+  keepEntries: number;
+  maxSnapshotChunkBytes: number;
+  versionKey: string;
+  /** Called for every applied coord command, in log order, on every host. */
+  onApply(host: PeerId, index: number, term: number, command: Command, output: ApplyOutput): void;
+  /** Called when the state machine was replaced by a snapshot (boot or InstallSnapshot). */
+  onRestore?(host: PeerId, index: number): void;
+}
+
+export class CoordHost {
+  readonly driver: RaftDriver;
+  sm: CoordStateMachine;
+  readonly storage: RaftLogStorage;
+  /** A storage or state machine error that stopped the driver. */
+  fatal: unknown;
+  restores = 0;
+  expiresProposed = 0;
+  private lastSnapshotIndex: number;
+  private snapshotting = false;
+  private leaderTerm = -1;
+
+  private constructor(
+    readonly ctx: HostContext,
+    private readonly options: CoordHostOptions,
+  ) {
+    this.storage = ctx.raftLog('raft');
+    this.sm = new CoordStateMachine({ versionKey: options.versionKey });
+    const snap = this.storage.snapshot();
+    if (snap.data.byteLength > 0) this.sm.restore(snap.data);
+    this.lastSnapshotIndex = snap.meta.index;
+    this.driver = new RaftDriver({
+      raft: {
+        id: ctx.id,
+        random: ctx.random,
+        voters: options.voters,
+        electionTimeoutTicks: 10,
+        heartbeatTicks: 1,
+        maxSnapshotChunkBytes: options.maxSnapshotChunkBytes,
+        maxInflightMsgs: 64,
+      },
+      storage: this.storage,
+      transport: ctx.transport,
+      scheduler: ctx.scheduler,
+      stateMachine: {
+        apply: (entries, conf) => this.apply(entries, conf),
+        restore: (s) => this.restore(s),
+      },
+      tickMs: options.tickMs,
+      onError: (err) => {
+        this.fatal = err;
+      },
+    });
+  }
+
+  static async boot(ctx: HostContext, options: CoordHostOptions): Promise<CoordHost> {
+    const host = new CoordHost(ctx, options);
+    await ctx.transport.start();
+    await host.driver.start();
+    host.leaderLoop();
+    return host;
+  }
+
+  private apply(entries: readonly RaftEntry[], _conf: ConfState): void {
+    for (const e of entries) {
+      if (e.type !== 'normal' || e.data.byteLength === 0) continue; // Raft's own entries carry no command
+      const command = decodeCommand(e.data); // only this scenario proposes: a decode error is a crash
+      const output = this.sm.apply(command, { index: e.index, term: e.term });
+      this.options.onApply(this.ctx.id, e.index, e.term, command, output);
+    }
+    this.maybeSnapshot();
+  }
+
+  private restore(s: RaftSnapshot): void {
+    this.restores++;
+    this.sm = new CoordStateMachine({ versionKey: this.options.versionKey });
+    this.sm.restore(s.data);
+    this.lastSnapshotIndex = s.meta.index;
+    this.options.onRestore?.(this.ctx.id, s.meta.index);
+  }
+
+  private maybeSnapshot(): void {
+    const applied = this.driver.appliedIndex;
+    if (this.snapshotting || applied - this.lastSnapshotIndex < this.options.snapshotEveryEntries) return;
+    if (this.sm.applied.index !== applied) return; // the last entries were Raft's own: wait for a coord one
+    this.snapshotting = true;
+    const data = this.sm.snapshot();
+    this.driver.createSnapshot(data, this.options.keepEntries).then(
+      (s) => {
+        if (s) this.lastSnapshotIndex = s.meta.index;
+        this.snapshotting = false;
+      },
+      () => {
+        this.snapshotting = false;
+      },
+    );
+  }
+
+  /** Leader duty: `expire` after winning an election and every `expireEveryMs`. */
+  private leaderLoop(): void {
+    let sinceExpireMs = 0;
+    const step = () => {
+      const st = this.driver.status();
+      if (st.state === 'leader') {
+        sinceExpireMs += this.options.tickMs;
+        if (st.term !== this.leaderTerm || sinceExpireMs >= this.options.expireEveryMs) {
+          if (this.proposeOp({ type: 'expire' }) === 'proposed') {
+            this.leaderTerm = st.term;
+            sinceExpireMs = 0;
+            this.expiresProposed++;
+          }
+        }
+      }
+      this.ctx.scheduler.after(this.options.tickMs, step);
+    };
+    this.ctx.scheduler.after(this.options.tickMs, step);
+  }
+
+  isLeader(): boolean {
+    return this.driver.status().state === 'leader';
+  }
+
+  /**
+   * The leader stamps `command` with its own clock and proposes it: the log
+   * position it was appended at, or undefined when this host is not the leader.
+   */
+  propose(command: Omit<Command, 'nowMs'>): { index: number; term: number } | undefined {
+    if (!this.isLeader()) return undefined;
+    try {
+      return this.driver.propose(encodeCommand({ ...command, nowMs: this.ctx.clock.nowMs() }));
+    } catch {
+      return undefined;
+    }
+  }
+
+  private proposeOp(op: Operation): 'proposed' | 'not_leader' {
+    return this.propose({ op }) === undefined ? 'not_leader' : 'proposed';
+  }
+}
