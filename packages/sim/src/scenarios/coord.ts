@@ -89,7 +89,7 @@ export function coordScenario(config: CoordScenarioConfig): Scenario {
   return {
     name: config.name,
     description: config.description,
-    safetyMs: config.safetyMs ?? (config.workload === 'ttl' ? 8_000 : 5_000),
+    safetyMs: config.safetyMs ?? (config.workload === 'ttl' ? 15_000 : 5_000),
     livenessBoundMs: config.livenessBoundMs ?? 15_000,
     setup: (sim) => setupCoord(sim, config),
   };

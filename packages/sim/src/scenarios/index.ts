@@ -3,6 +3,6 @@
  * scenarios with `registerScenario` when imported; adding a family is one
  * import line here (keep them sorted).
  */
-import './crdt.js';
 import './coord.js';
+import './crdt.js';
 import './raft.js';
