@@ -447,6 +447,11 @@ export class Libp2pTransport implements Transport {
   private channelFor(peer: PeerId, protocol: string): OutboundChannel {
     const key = `${peer}\n${protocol}`;
     let channel = this.channels.get(key);
+    if (channel?.stream && channel.stream.writeStatus !== 'writable') {
+      // Closing but its close event has not run yet: its own requests fail with it; start afresh.
+      this.channels.delete(key);
+      channel = undefined;
+    }
     if (!channel) {
       channel = new OutboundChannel(peer, protocol);
       this.channels.set(key, channel);
