@@ -92,7 +92,7 @@ describe('libp2p transport', () => {
     });
   });
 
-  it('rejects mdns without the optional package, and bad bootstrap addresses, as invalid_argument', async () => {
+  it('rejects mdns without the optional package, bad addresses, keys and PSKs as invalid_argument', async () => {
     const t = await createLibp2pTransport({
       listen: ['/ip4/127.0.0.1/tcp/0'],
       psk: generatePsk(),
@@ -103,6 +103,12 @@ describe('libp2p transport', () => {
     await expect(
       createLibp2pTransport({ listen: [], psk: generatePsk(), bootstrap: ['not a multiaddr'] }),
     ).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(
+      createLibp2pTransport({ listen: [], psk: generatePsk(), privateKey: new Uint8Array([1, 2, 3]) }),
+    ).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(createLibp2pTransport({ listen: [], psk: new Uint8Array(95) })).rejects.toMatchObject({
+      code: 'invalid_argument',
+    });
     expect(() => t.handle('', () => new Uint8Array())).toThrow(/protocol name/);
   });
 });

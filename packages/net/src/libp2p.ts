@@ -129,8 +129,13 @@ function chunkBytes(data: Uint8Array | { subarray(): Uint8Array }): Uint8Array {
 /** Creates a libp2p transport. Call `start()` to listen and dial the bootstrap list. */
 export async function createLibp2pTransport(options: Libp2pTransportOptions): Promise<Libp2pTransport> {
   let privateKey: PrivateKey | undefined;
-  if (options.privateKey instanceof Uint8Array) privateKey = privateKeyFromProtobuf(options.privateKey);
-  else if (options.privateKey) privateKey = options.privateKey;
+  if (options.privateKey instanceof Uint8Array) {
+    try {
+      privateKey = privateKeyFromProtobuf(options.privateKey);
+    } catch (err) {
+      throw new InvalidArgumentError(`privateKey is not a libp2p private key: ${describeError(err)}`);
+    }
+  } else if (options.privateKey) privateKey = options.privateKey;
   else privateKey = await generatePrivateKey();
   return new Libp2pTransport(options, privateKey);
 }
