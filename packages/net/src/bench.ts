@@ -14,6 +14,7 @@
 import './polyfill.js';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -189,6 +190,7 @@ async function fanoutLatencies(): Promise<number[]> {
 
 async function main(): Promise<void> {
   const bench = new Bench('@parley/net — loopback TCP, client and server in separate processes');
+  process.stderr.write(`  machine: ${cpus().length} CPUs, load average ${loadavg()[0]?.toFixed(2)} at start\n`);
   const psk = generatePsk();
   const pskHex = Buffer.from(psk).toString('hex');
 
