@@ -1138,8 +1138,11 @@ export class CoordStateMachine {
     }
     let locks = 0;
     let waiters = 0;
-    for (const [namespace, slots] of [...this.locks]) {
-      for (const key of [...slots.keys()]) {
+    // Key order, not insertion order: a replica restored from a snapshot holds the same slots in
+    // another insertion order, and the deliveries this loop emits must come out identical.
+    for (const namespace of [...this.locks.keys()].sort()) {
+      const slots = this.locks.get(namespace) as Map<string, LockSlot>;
+      for (const key of [...slots.keys()].sort()) {
         const before = this.deliveries.length;
         const slot = slots.get(key) as LockSlot;
         const hadExpiredHolder = slot.holder !== null && slot.holder.expiresAt <= now;

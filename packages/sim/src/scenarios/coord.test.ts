@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { matchScenarios } from '../scenario.js';
+import { runSweep } from '../sweep.js';
+import './index.js';
+
+/** The CI-sized coord sweep: every coord-* scenario on a fixed block of seeds (the full sweep is `npm run sim`). */
+const CI_SEEDS = 2;
+const FIRST_SEED = 30_000;
+
+describe('coord-* CI sweep', () => {
+  it('registers 3- and 5-voter scenarios for partitions, crashes, pauses with skew, chaos and TTL under skew', () => {
+    expect(matchScenarios('coord-*').map((s) => s.name)).toEqual([
+      'coord-3-crash',
+      'coord-3-partition',
+      'coord-3-pause-skew',
+      'coord-3-ttl-skew',
+      'coord-5-chaos',
+      'coord-5-partition',
+      'coord-5-ttl-skew',
+    ]);
+  });
+
+  it(`every coord-* scenario: ${CI_SEEDS} seeds, no violation, no liveness failure, histories checked`, async () => {
+    const scenarios = matchScenarios('coord-*');
+    const { summary, perScenario } = await runSweep({ scenarios, firstSeed: FIRST_SEED, seeds: CI_SEEDS });
+    // A failure's message carries PARLEY_SEED=<n>; `npm run sim -- --scenario <name> --seed <n>` replays it.
+    expect(summary.failures.map((f) => `${f.scenario}: ${f.message}`)).toEqual([]);
+    for (const s of perScenario) {
+      expect(s.convergenceMs).toHaveLength(CI_SEEDS);
+      // The checkers saw real work, and never gave up on a history.
+      expect(s.metrics.linearizabilityUnknown).toBe(0);
+      if (s.scenario.includes('ttl')) {
+        expect(s.metrics.ttlRounds).toBeGreaterThan(0);
+        expect(s.metrics.ttlChecksEarly).toBeGreaterThan(0);
+      } else {
+        expect(s.metrics.linearizabilityOps).toBeGreaterThan(50);
+        expect(s.metrics.fenceEvents).toBeGreaterThan(0);
+        expect(s.metrics.durabilityChecked).toBeGreaterThan(0);
+      }
+    }
+  }, 120_000);
+});
