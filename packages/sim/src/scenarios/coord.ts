@@ -31,6 +31,7 @@ import {
   type Command,
   type CommandResult,
   CoordStateMachine,
+  canonicalJson,
   decodeCommand,
   type Entry,
   type LeaseDocument,
@@ -210,7 +211,9 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
       }
       lastTime.set(tKey, sm.timeMs);
     }
-    const text = JSON.stringify(out);
+    // Canonical form: a result remembered by a session and restored from a snapshot keeps its
+    // content but not its property order, and only the content is the replicas' agreement.
+    const text = canonicalJson(out);
     const seen = outputAt.get(index);
     if (seen === undefined) {
       outputAt.set(index, text);
