@@ -22,7 +22,7 @@ async function node(options: { psk?: Uint8Array; allowPeers?: string[]; privateK
   const t = await createLibp2pTransport({
     listen: ['/ip4/127.0.0.1/tcp/0'],
     logger: silentLogger,
-    limits: { dialTimeoutMs: 1_000 },
+    limits: { dialTimeoutMs: 2_500 }, // bounds the wrong-PSK handshake; roomy enough for a loaded machine
     ...options,
     privateKey: key,
   });
