@@ -77,12 +77,18 @@ export function prefixUpperBound(encodedPrefix: Uint8Array): Buffer {
 export function decodeKey(bytes: Uint8Array): string[] {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const parts: string[] = [];
-  let start = 0;
+  decodeElements(buf, 0, parts, undefined);
+  return parts;
+}
+
+/** Decodes the elements of `buf` from `start` on into `parts`, and their terminator positions into `ends`. */
+function decodeElements(buf: Buffer, start: number, parts: string[], ends: number[] | undefined): void {
   let escaped = false;
-  for (let i = 0; i < buf.length; i++) {
+  for (let i = start; i < buf.length; i++) {
     const b = buf[i]!;
     if (b === 0) {
       parts.push(escaped ? unescapePart(buf, start, i) : buf.toString('utf8', start, i));
+      ends?.push(i);
       start = i + 1;
       escaped = false;
     } else if (b === 1) {
@@ -93,7 +99,6 @@ export function decodeKey(bytes: Uint8Array): string[] {
     }
   }
   if (start !== buf.length) throw new DecodeError('unterminated storage key element', start);
-  return parts;
 }
 
 function unescapePart(buf: Buffer, start: number, end: number): string {
@@ -147,25 +152,18 @@ export class KeyRunDecoder {
     const parts: string[] = [];
     const ends: number[] = [];
     let start = 0;
-    // Reuse elements while they are byte-for-byte those of the previous key.
-    for (let j = 0; j < this.prevEnds.length; j++) {
+    // Reuse elements while they are byte-for-byte those of the previous key (a JS loop: elements are short,
+    // and a native compare costs more in argument checks than it saves).
+    const prev = this.prev;
+    reuse: for (let j = 0; j < this.prevEnds.length; j++) {
       const end = this.prevEnds[j]!;
-      if (end >= buf.length || buf[end] !== 0 || buf.compare(this.prev, start, end, start, end) !== 0) break;
+      if (end >= buf.length || buf[end] !== 0) break;
+      for (let i = start; i < end; i++) if (buf[i] !== prev[i]) break reuse;
       parts.push(this.prevParts[j]!);
       ends.push(end);
       start = end + 1;
     }
-    if (start < buf.length) {
-      const rest = decodeKey(start === 0 ? buf : buf.subarray(start));
-      // A 0x00 byte only ever terminates an element (escaping removes every other), so the ends are its positions.
-      let at = start;
-      for (const part of rest) {
-        parts.push(part);
-        const end = buf.indexOf(0, at);
-        ends.push(end);
-        at = end + 1;
-      }
-    }
+    decodeElements(buf, start, parts, ends);
     this.prev = buf;
     this.prevParts = parts;
     this.prevEnds = ends;
