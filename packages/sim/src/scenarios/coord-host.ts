@@ -94,7 +94,10 @@ export class CoordHost {
       const output = this.sm.apply(command, { index: e.index, term: e.term });
       this.options.onApply(this.ctx.id, e.index, e.term, command, output);
     }
-    this.maybeSnapshot();
+    // The driver records the new applied index only once apply returns: snapshot from a timer.
+    if (!this.snapshotting && this.sm.applied.index - this.lastSnapshotIndex >= this.options.snapshotEveryEntries) {
+      this.ctx.scheduler.after(0, () => this.maybeSnapshot());
+    }
   }
 
   private restore(s: RaftSnapshot): void {
@@ -108,7 +111,9 @@ export class CoordHost {
   private maybeSnapshot(): void {
     const applied = this.driver.appliedIndex;
     if (this.snapshotting || applied - this.lastSnapshotIndex < this.options.snapshotEveryEntries) return;
-    if (this.sm.applied.index !== applied) return; // the last entries were Raft's own: wait for a coord one
+    // The state machine's state must be the state at the driver's applied index (the last
+    // entries may have been Raft's own, or a new batch may be in flight): else try later.
+    if (this.sm.applied.index !== applied) return;
     this.snapshotting = true;
     const data = this.sm.snapshot();
     this.driver.createSnapshot(data, this.options.keepEntries).then(

@@ -68,6 +68,9 @@ export interface CoordScenarioConfig {
   skewMs: number;
   driftPpm?: number;
   disk?: { tornWriteRate?: number };
+  /** Snapshot cadence (entries) and entries kept behind it: small values force InstallSnapshot. */
+  snapshotEveryEntries?: number;
+  keepEntries?: number;
   safetyMs?: number;
   livenessBoundMs?: number;
 }
@@ -148,6 +151,7 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
   const agreement: string[] = [];
   const lastTime = new Map<string, number>();
   let applied = 0;
+  let snapshotsInstalled = 0;
   let deliveriesSeen = 0;
 
   const hosts = new Map<PeerId, CoordHost>();
@@ -233,11 +237,14 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
           voters,
           tickMs: TICK_MS,
           expireEveryMs: 1_000,
-          snapshotEveryEntries: 40,
-          keepEntries: 5,
+          snapshotEveryEntries: config.snapshotEveryEntries ?? 40,
+          keepEntries: config.keepEntries ?? 5,
           maxSnapshotChunkBytes: 4096,
           versionKey: VERSION_KEY,
           onApply,
+          onRestore: () => {
+            if (running) snapshotsInstalled++;
+          },
         });
         hosts.set(id, host);
         return host;
@@ -975,7 +982,7 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
         partitions: nemesis.stats.partitions,
         crashes: nemesis.stats.crashes,
         pauses: nemesis.stats.pauses,
-        restores: voters.reduce((n, id) => n + (app(id)?.restores ?? 0), 0),
+        snapshotsInstalled,
       };
     },
   };
@@ -1017,10 +1024,13 @@ export const COORD_SCENARIOS: readonly Scenario[] = [
   }),
   coordScenario({
     name: 'coord-5-chaos',
-    description: '5 voters, 8 clients; lossy network, partitions, crashes, pauses and clogs at once; clocks ±200 ms.',
+    description:
+      '5 voters, 8 clients; lossy network, partitions, crashes, pauses and clogs at once; clocks ±200 ms; snapshot every 10 entries.',
     voters: 5,
     workload: 'mixed',
     clients: 8,
+    snapshotEveryEntries: 10,
+    keepEntries: 0,
     network: LOSSY,
     nemesis: { partitions: PARTITION_KINDS, crashes: true, pauses: true, clogs: true, maxDown: 2 },
     disk: { tornWriteRate: 0.5 },
