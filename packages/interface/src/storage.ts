@@ -21,7 +21,10 @@ export interface KVStorage {
   load(key: StorageKey): Promise<Uint8Array | undefined>;
   save(key: StorageKey, data: Uint8Array): Promise<void>;
   remove(key: StorageKey): Promise<void>;
-  /** Every entry whose key starts with `prefix` (element-wise), in key order. */
+  /**
+   * Every entry whose key starts with `prefix` (element-wise), in key order: element by element,
+   * each compared by Unicode code point (the order of their UTF-8 bytes); a prefix sorts first.
+   */
   loadRange(prefix: StorageKey): Promise<StorageChunk[]>;
   removeRange(prefix: StorageKey): Promise<void>;
   batch(ops: readonly StorageOp[]): Promise<void>;

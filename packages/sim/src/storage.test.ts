@@ -153,3 +153,25 @@ describe('SimRaftLogStorage', () => {
     expect(host.app!.log.snapshot().meta.confState.voters).toEqual(['a']);
   });
 });
+
+describe('key order and snapshots agree with the on-disk stores', () => {
+  it('orders keys by code point, so an astral character sorts after U+FFFD', async () => {
+    const { compareKeys } = await import('./storage.js');
+    expect(compareKeys(['\u{1F600}'], ['\uFFFD'])).toBeGreaterThan(0);
+    expect(compareKeys(['a'], ['a', 'b'])).toBeLessThan(0);
+    expect(compareKeys(['b'], ['a', 'z'])).toBeGreaterThan(0);
+  });
+
+  it('refuses a snapshot older than the stored one with CompactedError', async () => {
+    const { sim, host } = diskWorld(3);
+    await sim.runFor(1);
+    const log: RaftLogStorage = host.app!.log;
+    const conf = { voters: ['a'], learners: [] };
+    const snap = (index: number) => ({ meta: { index, term: 1, confState: conf }, data: enc(`s${index}`) });
+    let done = false;
+    void log.save({ snapshot: snap(10) }).then(() => (done = true));
+    await sim.runUntil(() => done, 100);
+    await expect(log.save({ snapshot: snap(5) })).rejects.toSatisfy((e) => isParleyError(e, 'compacted'));
+    expect(log.snapshot().meta.index).toBe(10);
+  });
+});

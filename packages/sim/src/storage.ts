@@ -75,9 +75,26 @@ export function compareKeys(a: readonly string[], b: readonly string[]): number 
   for (let i = 0; i < n; i++) {
     const x = a[i]!;
     const y = b[i]!;
-    if (x !== y) return x < y ? -1 : 1;
+    if (x !== y) return compareCodePoints(x, y);
   }
   return a.length - b.length;
+}
+
+/** Orders strings by Unicode code point (as LevelDB orders their UTF-8 bytes), not by UTF-16 unit. */
+function compareCodePoints(x: string, y: string): number {
+  const n = Math.min(x.length, y.length);
+  for (let i = 0; i < n; i++) {
+    let cx = x.charCodeAt(i);
+    let cy = y.charCodeAt(i);
+    if (cx === cy) continue;
+    // Surrogates (U+D800..U+DFFF) encode code points above U+FFFF: move them past U+E000..U+FFFF.
+    if (cx >= 0xd800 && cy >= 0xd800) {
+      cx = cx >= 0xe000 ? cx - 0x800 : cx + 0x2000;
+      cy = cy >= 0xe000 ? cy - 0x800 : cy + 0x2000;
+    }
+    return cx < cy ? -1 : 1;
+  }
+  return x.length - y.length;
 }
 
 function encodeKey(key: StorageKey): string {
@@ -408,6 +425,9 @@ function checkLogOp(s: LogState, op: LogOp): void {
     case 'update': {
       const entries = op.update.entries;
       const snapIndex = op.update.snapshot?.meta.index;
+      if (snapIndex !== undefined && snapIndex < s.snapshot.meta.index) {
+        throw new CompactedError(snapIndex, s.offsetIndex + 1);
+      }
       if (entries && entries.length > 0 && snapIndex === undefined) {
         const last = lastIndexOf(s);
         if (entries[0]!.index > last + 1) throw new LogUnavailableError(entries[0]!.index, last);
