@@ -149,4 +149,44 @@ describe('RaftDriver', () => {
     expect(drivers.get(lagging)?.status().commit).toBe(leader.status().commit);
     for (const d of drivers.values()) d.stop();
   });
+
+  it('labels a snapshot taken inside apply with the last index of that batch', async () => {
+    const time = new VirtualTime();
+    const net = new Loopback();
+    const sm = new Log();
+    const taken: RaftSnapshot[] = [];
+    const countThrough = new Map<number, number>();
+    const storage = new MemoryRaftStorage();
+    let driver: RaftDriver | undefined;
+    const snapshotting: RaftStateMachine = {
+      apply(entries, conf) {
+        sm.apply(entries, conf);
+        countThrough.set((entries[entries.length - 1] as RaftEntry).index, sm.values.length);
+        const data = new TextEncoder().encode(JSON.stringify(sm.values));
+        void driver?.createSnapshot(data).then((s) => s && taken.push(s));
+      },
+      restore: (s) => sm.restore(s),
+    };
+    driver = new RaftDriver({
+      raft: { id: 'solo', random: new SeededRandom(5), voters: ['solo'] },
+      storage,
+      transport: net.transport('solo'),
+      scheduler: time,
+      stateMachine: snapshotting,
+      tickMs: 100,
+    });
+    await driver.start();
+    await time.advance(3_000);
+    for (let i = 0; i < 4; i++) driver.propose(new TextEncoder().encode(`v${i}`));
+    await time.advance(1_000);
+    expect(sm.values).toEqual(['v0', 'v1', 'v2', 'v3']);
+    const last = taken[taken.length - 1] as RaftSnapshot;
+    expect(last.meta.index).toBe(storage.lastIndex());
+    expect(JSON.parse(new TextDecoder().decode(last.data))).toEqual(sm.values);
+    // Every snapshot holds exactly the values applied through the index it is labelled with.
+    for (const s of taken) {
+      expect(JSON.parse(new TextDecoder().decode(s.data))).toHaveLength(countThrough.get(s.meta.index) ?? -1);
+    }
+    driver.stop();
+  });
 });

@@ -71,6 +71,8 @@ export class RaftDriver {
   private confState: ConfState;
   /** Index of the last entry (or snapshot) handed to the state machine. */
   appliedIndex: number;
+  /** While `apply` runs: the last index of the batch it was handed. */
+  private applyingThroughIndex: number | undefined;
   /** Messages dropped because the inbox was full or undecodable. */
   droppedMessages = 0;
 
@@ -147,11 +149,14 @@ export class RaftDriver {
 
   /**
    * Records an application snapshot at the applied index and compacts the log,
-   * keeping `keepEntries` entries before it for slow followers.
+   * keeping `keepEntries` entries before it for slow followers. Called from inside
+   * the state machine's `apply`, it labels `data` with the last index of the batch
+   * being applied, so `apply` must have applied the whole batch before calling it.
    */
   async createSnapshot(data: Uint8Array, keepEntries = 0): Promise<RaftSnapshot | undefined> {
     const storage = this.opts.storage;
-    const index = this.appliedIndex;
+    // From inside `apply`, the state machine's data already covers the batch being applied.
+    const index = this.applyingThroughIndex ?? this.appliedIndex;
     if (index <= storage.snapshot().meta.index) return undefined;
     const snap = await storage.createSnapshot(index, this.currentConfState(), data);
     const compactTo = Math.max(index - keepEntries, storage.firstIndex() - 1);
@@ -252,8 +257,14 @@ export class RaftDriver {
       for (const e of rd.committedEntries) {
         if (e.type === 'conf') this.confState = this.node.applyConfChange(decodeConfChange(e.data));
       }
-      await this.opts.stateMachine.apply(rd.committedEntries, this.currentConfState());
-      this.appliedIndex = (rd.committedEntries[rd.committedEntries.length - 1] as RaftEntry).index;
+      const through = (rd.committedEntries[rd.committedEntries.length - 1] as RaftEntry).index;
+      this.applyingThroughIndex = through;
+      try {
+        await this.opts.stateMachine.apply(rd.committedEntries, this.currentConfState());
+      } finally {
+        this.applyingThroughIndex = undefined;
+      }
+      this.appliedIndex = through;
     }
     for (const rs of rd.readStates) this.opts.onReadState?.(rs);
     // 4. Advance.
