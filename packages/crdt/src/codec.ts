@@ -45,7 +45,7 @@
  * Decoders throw only DecodeError, allocate in proportion to the input, and
  * never loop longer than the input is long.
  */
-import { DecodeError } from '@parley/interface';
+import { ByteReader, ByteWriter, DecodeError } from '@parley/interface';
 import { DotContext } from './context.js';
 import { Register } from './register.js';
 import type {
@@ -79,161 +79,6 @@ const F_CREATED_IS_WALL = 0x80;
 
 const MAX_TTL_SECONDS_WIRE = 0xffff_ffff;
 
-const textEncoder = new TextEncoder();
-const textDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-// ---------------------------------------------------------------- writer
-
-class Writer {
-  private buf: Uint8Array;
-  pos = 0;
-
-  constructor(capacity = 256) {
-    this.buf = new Uint8Array(capacity);
-  }
-
-  private ensure(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.pos + n) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.pos));
-    this.buf = next;
-  }
-
-  byte(b: number): void {
-    this.ensure(1);
-    this.buf[this.pos++] = b;
-  }
-
-  varint(n: number): void {
-    this.ensure(8);
-    while (n >= 0x80) {
-      this.buf[this.pos++] = (n % 0x80) | 0x80;
-      n = Math.floor(n / 0x80);
-    }
-    this.buf[this.pos++] = n;
-  }
-
-  zigzag(n: number): void {
-    this.varint(n >= 0 ? n * 2 : -n * 2 - 1);
-  }
-
-  str(s: string): void {
-    const n = s.length;
-    if (n < 0x80) {
-      // Short ASCII strings (keys, node ids, small values) without TextEncoder.
-      this.ensure(n + 1);
-      const buf = this.buf;
-      let p = this.pos + 1;
-      let ascii = true;
-      for (let i = 0; i < n; i++) {
-        const c = s.charCodeAt(i);
-        if (c >= 0x80) {
-          ascii = false;
-          break;
-        }
-        buf[p++] = c;
-      }
-      if (ascii) {
-        buf[this.pos] = n;
-        this.pos = p;
-        return;
-      }
-    }
-    this.ensure(s.length * 3 + 8);
-    // Reserve one length byte; move the bytes if the length needs more.
-    const start = this.pos + 1;
-    const { written } = textEncoder.encodeInto(s, this.buf.subarray(start));
-    if (written < 0x80) {
-      this.buf[this.pos] = written;
-      this.pos = start + written;
-      return;
-    }
-    const bytes = this.buf.slice(start, start + written);
-    this.varint(written);
-    this.ensure(written);
-    this.buf.set(bytes, this.pos);
-    this.pos += written;
-  }
-
-  finish(): Uint8Array {
-    return this.buf.slice(0, this.pos);
-  }
-}
-
-// ---------------------------------------------------------------- reader
-
-class Reader {
-  pos = 0;
-  constructor(private readonly buf: Uint8Array) {}
-
-  get remaining(): number {
-    return this.buf.length - this.pos;
-  }
-
-  byte(): number {
-    if (this.pos >= this.buf.length) throw new DecodeError('unexpected end of input', this.pos);
-    return this.buf[this.pos++] as number;
-  }
-
-  varint(): number {
-    let n = 0;
-    let scale = 1;
-    for (let i = 0; i < 8; i++) {
-      const b = this.byte();
-      n += (b & 0x7f) * scale;
-      if ((b & 0x80) === 0) {
-        if (b === 0 && i > 0) throw new DecodeError('non-canonical varint', this.pos - 1);
-        if (n > Number.MAX_SAFE_INTEGER) throw new DecodeError('varint beyond the safe integer range', this.pos);
-        return n;
-      }
-      scale *= 0x80;
-    }
-    throw new DecodeError('varint longer than 8 bytes', this.pos);
-  }
-
-  zigzag(): number {
-    const z = this.varint();
-    return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
-  }
-
-  /** A count of items that take at least `minBytes` each: bounded by what is left. */
-  count(minBytes: number): number {
-    const n = this.varint();
-    if (n * minBytes > this.remaining) throw new DecodeError(`count ${n} exceeds the remaining input`, this.pos);
-    return n;
-  }
-
-  str(): string {
-    const len = this.varint();
-    if (len > this.remaining) throw new DecodeError('string runs past the end of input', this.pos);
-    const start = this.pos;
-    this.pos += len;
-    if (len <= 32) {
-      // Short ASCII strings without TextDecoder (its call overhead dominates for them).
-      let out = '';
-      let i = start;
-      for (; i < this.pos; i++) {
-        const c = this.buf[i] as number;
-        if (c >= 0x80) break;
-        out += String.fromCharCode(c);
-      }
-      if (i === this.pos) return out;
-    }
-    const bytes = this.buf.subarray(start, this.pos);
-    try {
-      return textDecoder.decode(bytes);
-    } catch {
-      throw new DecodeError('invalid UTF-8', this.pos - len);
-    }
-  }
-
-  end(): void {
-    if (this.pos !== this.buf.length) throw new DecodeError('trailing bytes', this.pos);
-  }
-}
-
 // ---------------------------------------------------------------- shared pieces
 
 function compareStr(a: string, b: string): number {
@@ -256,25 +101,25 @@ function nodeTable(context: Map<string, number[]>, states: readonly KeyState[]):
   return new Map(sorted.map((n, i) => [n, i]));
 }
 
-function writeHead(w: Writer, tag: number, namespace: string, nodes: Map<string, number>): void {
-  w.byte(FORMAT_VERSION);
-  w.byte(tag);
-  w.str(namespace);
-  w.varint(nodes.size);
-  for (const n of nodes.keys()) w.str(n);
+function writeHead(w: ByteWriter, tag: number, namespace: string, nodes: Map<string, number>): void {
+  w.u8(FORMAT_VERSION);
+  w.u8(tag);
+  w.string(namespace);
+  w.uint(nodes.size);
+  for (const n of nodes.keys()) w.string(n);
 }
 
-function writeContext(w: Writer, context: Map<string, number[]>, nodes: Map<string, number>): void {
-  w.varint(context.size);
+function writeContext(w: ByteWriter, context: Map<string, number[]>, nodes: Map<string, number>): void {
+  w.uint(context.size);
   for (const [node, r] of context) {
-    w.varint(nodes.get(node) as number);
-    w.varint(r.length / 2);
+    w.uint(nodes.get(node) as number);
+    w.uint(r.length / 2);
     let prevHi = 0;
     for (let i = 0; i < r.length; i += 2) {
       const lo = r[i] as number;
       const hi = r[i + 1] as number;
-      w.varint(lo - prevHi - 1);
-      w.varint(hi - lo);
+      w.uint(lo - prevHi - 1);
+      w.uint(hi - lo);
       prevHi = hi;
     }
   }
@@ -285,16 +130,16 @@ interface Head {
   nodes: string[];
 }
 
-function readHead(r: Reader, expectedTag: number): Head {
-  const version = r.byte();
+function readHead(r: ByteReader, expectedTag: number): Head {
+  const version = r.u8();
   if (version !== FORMAT_VERSION) throw new DecodeError(`unsupported format version ${version}`, 0);
-  const tag = r.byte();
+  const tag = r.u8();
   if (tag !== expectedTag) throw new DecodeError(`expected message tag ${expectedTag}, got ${tag}`, 1);
-  const namespace = r.str();
+  const namespace = r.string();
   const n = r.count(1);
   const nodes: string[] = [];
   for (let i = 0; i < n; i++) {
-    const name = r.str();
+    const name = r.string();
     const prev = nodes[i - 1];
     if (prev !== undefined && !(prev < name)) throw new DecodeError('node table not strictly ascending', r.pos);
     if (name.length === 0) throw new DecodeError('empty node id', r.pos);
@@ -303,19 +148,19 @@ function readHead(r: Reader, expectedTag: number): Head {
   return { namespace, nodes };
 }
 
-function nodeAt(r: Reader, nodes: readonly string[]): string {
-  const i = r.varint();
+function nodeAt(r: ByteReader, nodes: readonly string[]): string {
+  const i = r.uint();
   const name = nodes[i];
   if (name === undefined) throw new DecodeError(`node index ${i} out of range`, r.pos);
   return name;
 }
 
-function readContext(r: Reader, nodes: readonly string[]): Map<string, number[]> {
+function readContext(r: ByteReader, nodes: readonly string[]): Map<string, number[]> {
   const origins = r.count(3);
   const out = new Map<string, number[]>();
   let prevIndex = -1;
   for (let o = 0; o < origins; o++) {
-    const index = r.varint();
+    const index = r.uint();
     if (index <= prevIndex || index >= nodes.length) throw new DecodeError('context origins not ascending', r.pos);
     prevIndex = index;
     const n = r.count(2);
@@ -323,10 +168,10 @@ function readContext(r: Reader, nodes: readonly string[]): Map<string, number[]>
     const ranges: number[] = [];
     let prevHi = 0;
     for (let i = 0; i < n; i++) {
-      const gap = r.varint();
+      const gap = r.uint();
       if (i > 0 && gap === 0) throw new DecodeError('adjacent context ranges', r.pos);
       const lo = prevHi + 1 + gap;
-      const hi = lo + r.varint();
+      const hi = lo + r.uint();
       if (hi > Number.MAX_SAFE_INTEGER) throw new DecodeError('sequence number out of range', r.pos);
       ranges.push(lo, hi);
       prevHi = hi;
@@ -336,7 +181,7 @@ function readContext(r: Reader, nodes: readonly string[]): Map<string, number[]>
   return out;
 }
 
-function safeAdd(a: number, b: number, r: Reader): number {
+function safeAdd(a: number, b: number, r: ByteReader): number {
   const x = a + b;
   if (x < 0 || x > Number.MAX_SAFE_INTEGER) throw new DecodeError('time out of range', r.pos);
   return x;
@@ -351,7 +196,7 @@ function jsonText(value: JsonValue): string {
 }
 
 /** Rewrites -0 to 0 in place and rejects non-finite numbers (1e400 parses to Infinity). */
-function checkNumbers(v: JsonValue, r: Reader, depth: number): JsonValue {
+function checkNumbers(v: JsonValue, r: ByteReader, depth: number): JsonValue {
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) throw new DecodeError('non-finite number in value', r.pos);
     return v === 0 ? 0 : v;
@@ -366,8 +211,8 @@ function checkNumbers(v: JsonValue, r: Reader, depth: number): JsonValue {
   return v;
 }
 
-function readValue(r: Reader): JsonValue {
-  const text = r.str();
+function readValue(r: ByteReader): JsonValue {
+  const text = r.string();
   let value: JsonValue;
   try {
     value = JSON.parse(text) as JsonValue;
@@ -391,7 +236,7 @@ function compareDots(a: RegisterState | TombstoneState, b: RegisterState | Tombs
   return a.node === b.node ? a.seq - b.seq : compareStr(a.node, b.node);
 }
 
-function writeBody(w: Writer, tag: number, delta: Delta): void {
+function writeBody(w: ByteWriter, tag: number, delta: Delta): void {
   const context = normalizeContext(delta.context);
   const nodes = nodeTable(context, delta.states);
   writeHead(w, tag, delta.namespace, nodes);
@@ -404,7 +249,7 @@ function writeBody(w: Writer, tag: number, delta: Delta): void {
   }
   plain.sort(compareDots);
   counters.sort((a, b) => compareStr(a.key, b.key));
-  w.varint(plain.length);
+  w.uint(plain.length);
   let prevNode = '';
   let prevSeq = 0;
   let prevWall = 0;
@@ -422,16 +267,16 @@ function writeBody(w: Writer, tag: number, delta: Delta): void {
       if (s.ttlSeconds === prevTtl) header |= F_SAME_TTL;
       if (s.createdAt === s.wallMs) header |= F_CREATED_IS_WALL;
     }
-    w.byte(header);
-    w.str(s.key);
-    if (!sameNode) w.varint(nodes.get(s.node) as number);
-    if (!(header & F_NEXT_SEQ)) w.varint(sameNode ? s.seq - prevSeq - 1 : s.seq);
-    if (time !== TIME_NEXT) w.zigzag(s.wallMs - prevWall);
-    if (time === TIME_FULL) w.varint(s.logical);
+    w.u8(header);
+    w.string(s.key);
+    if (!sameNode) w.uint(nodes.get(s.node) as number);
+    if (!(header & F_NEXT_SEQ)) w.uint(sameNode ? s.seq - prevSeq - 1 : s.seq);
+    if (time !== TIME_NEXT) w.int(s.wallMs - prevWall);
+    if (time === TIME_FULL) w.uint(s.logical);
     if (s.type === 'register') {
-      if (s.ttlSeconds !== prevTtl) w.varint(s.ttlSeconds);
-      if (s.createdAt !== s.wallMs) w.varint(s.wallMs - s.createdAt);
-      w.str(jsonText(s.value));
+      if (s.ttlSeconds !== prevTtl) w.uint(s.ttlSeconds);
+      if (s.createdAt !== s.wallMs) w.uint(s.wallMs - s.createdAt);
+      w.string(jsonText(s.value));
       prevTtl = s.ttlSeconds;
     }
     prevNode = s.node;
@@ -439,30 +284,30 @@ function writeBody(w: Writer, tag: number, delta: Delta): void {
     prevWall = s.wallMs;
     prevLogical = s.logical;
   }
-  w.varint(counters.length);
+  w.uint(counters.length);
   for (const c of counters) {
-    w.byte(T_COUNTER);
-    w.str(c.key);
-    w.zigzag(c.wallMs - prevWall);
-    w.varint(c.logical);
-    w.varint(c.node === '' ? 0 : (nodes.get(c.node) as number) + 1);
-    w.zigzag(c.createdAt - c.wallMs);
+    w.u8(T_COUNTER);
+    w.string(c.key);
+    w.int(c.wallMs - prevWall);
+    w.uint(c.logical);
+    w.uint(c.node === '' ? 0 : (nodes.get(c.node) as number) + 1);
+    w.int(c.createdAt - c.wallMs);
     const shares = [...c.shares].sort((a, b) => compareStr(a[0], b[0]));
-    w.varint(shares.length);
+    w.uint(shares.length);
     for (const [node, s] of shares) {
-      w.varint(nodes.get(node) as number);
-      w.varint(s.inc);
-      w.varint(s.dec);
-      w.zigzag(s.wallMs - c.wallMs);
-      w.varint(s.logical);
-      w.varint(s.seq);
-      w.varint(s.ttlSeconds);
+      w.uint(nodes.get(node) as number);
+      w.uint(s.inc);
+      w.uint(s.dec);
+      w.int(s.wallMs - c.wallMs);
+      w.uint(s.logical);
+      w.uint(s.seq);
+      w.uint(s.ttlSeconds);
     }
     prevWall = c.wallMs;
   }
 }
 
-function readBody(r: Reader, tag: number): Delta {
+function readBody(r: ByteReader, tag: number): Delta {
   const head = readHead(r, tag);
   const { nodes } = head;
   const context = readContext(r, nodes);
@@ -480,7 +325,7 @@ function readBody(r: Reader, tag: number): Delta {
   let prevTtl = -1;
   let prevLogical = 0;
   for (let i = 0; i < nPlain; i++) {
-    const header = r.byte();
+    const header = r.u8();
     const type = header & 0b11;
     if (type !== T_REGISTER && type !== T_TOMBSTONE) throw new DecodeError('expected a register or tombstone', r.pos);
     const time = header & TIME_MASK;
@@ -492,7 +337,7 @@ function readBody(r: Reader, tag: number): Delta {
     const nextSeq = (header & F_NEXT_SEQ) !== 0;
     if (i === 0 && sameNode) throw new DecodeError('first state cannot repeat a node', r.pos);
     if (nextSeq && !sameNode) throw new DecodeError('NEXT_SEQ without SAME_NODE', r.pos);
-    const key = r.str();
+    const key = r.string();
     addKey(key);
     let node = prevNode;
     if (!sameNode) {
@@ -502,18 +347,18 @@ function readBody(r: Reader, tag: number): Delta {
     let seq: number;
     if (nextSeq) seq = prevSeq + 1;
     else if (sameNode) {
-      const d = r.varint();
+      const d = r.uint();
       if (d === 0) throw new DecodeError('NEXT_SEQ not used for the next sequence number', r.pos);
       seq = prevSeq + 1 + d;
-    } else seq = r.varint();
+    } else seq = r.uint();
     if (seq < 1 || seq > Number.MAX_SAFE_INTEGER) throw new DecodeError('sequence number out of range', r.pos);
     let wallMs = prevWall;
     let logical = prevLogical + 1;
     if (time !== TIME_NEXT) {
-      wallMs = safeAdd(prevWall, r.zigzag(), r);
+      wallMs = safeAdd(prevWall, r.int(), r);
       logical = 0;
       if (time === TIME_FULL) {
-        logical = r.varint();
+        logical = r.uint();
         if (logical === 0) throw new DecodeError('TIME_WALL not used for a zero logical counter', r.pos);
         if (wallMs === prevWall && logical === prevLogical + 1) throw new DecodeError('TIME_NEXT not used', r.pos);
       }
@@ -523,13 +368,13 @@ function readBody(r: Reader, tag: number): Delta {
       if (header & F_SAME_TTL) {
         if (prevTtl < 0) throw new DecodeError('SAME_TTL on the first register', r.pos);
       } else {
-        ttlSeconds = r.varint();
+        ttlSeconds = r.uint();
         if (ttlSeconds === prevTtl) throw new DecodeError('SAME_TTL not used for a repeated TTL', r.pos);
         if (ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS_WIRE) throw new DecodeError('ttl out of range', r.pos);
       }
       let createdAt = wallMs;
       if (!(header & F_CREATED_IS_WALL)) {
-        const back = r.varint();
+        const back = r.uint();
         if (back === 0 || back > wallMs) throw new DecodeError('createdAt out of range', r.pos);
         createdAt = wallMs - back;
       }
@@ -547,14 +392,14 @@ function readBody(r: Reader, tag: number): Delta {
   const nCounters = r.count(13);
   let prevKey: string | undefined;
   for (let i = 0; i < nCounters; i++) {
-    if (r.byte() !== T_COUNTER) throw new DecodeError('expected a counter', r.pos);
-    const key = r.str();
+    if (r.u8() !== T_COUNTER) throw new DecodeError('expected a counter', r.pos);
+    const key = r.string();
     if (prevKey !== undefined && !(prevKey < key)) throw new DecodeError('counters not in key order', r.pos);
     prevKey = key;
     addKey(key);
-    const wallMs = safeAdd(prevWall, r.zigzag(), r);
-    const logical = r.varint();
-    const baseIndex = r.varint();
+    const wallMs = safeAdd(prevWall, r.int(), r);
+    const logical = r.uint();
+    const baseIndex = r.uint();
     let node = '';
     if (baseIndex > 0) {
       const name = nodes[baseIndex - 1];
@@ -563,22 +408,22 @@ function readBody(r: Reader, tag: number): Delta {
     } else if (wallMs !== 0 || logical !== 0) {
       throw new DecodeError('counter base without a node', r.pos);
     }
-    const createdAt = safeAdd(wallMs, r.zigzag(), r);
+    const createdAt = safeAdd(wallMs, r.int(), r);
     const n = r.count(7);
     if (n === 0) throw new DecodeError('counter without shares', r.pos);
     const shares = new Map<string, CounterShare>();
     let prevIndex = -1;
     for (let j = 0; j < n; j++) {
-      const index = r.varint();
+      const index = r.uint();
       if (index <= prevIndex || index >= nodes.length) throw new DecodeError('shares not in node order', r.pos);
       prevIndex = index;
-      const inc = r.varint();
-      const dec = r.varint();
-      const shareWall = safeAdd(wallMs, r.zigzag(), r);
-      const shareLogical = r.varint();
-      const seq = r.varint();
+      const inc = r.uint();
+      const dec = r.uint();
+      const shareWall = safeAdd(wallMs, r.int(), r);
+      const shareLogical = r.uint();
+      const seq = r.uint();
       if (seq < 1) throw new DecodeError('sequence number out of range', r.pos);
-      const ttlSeconds = r.varint();
+      const ttlSeconds = r.uint();
       if (ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS_WIRE) throw new DecodeError('ttl out of range', r.pos);
       shares.set(nodes[index] as string, {
         inc,
@@ -612,32 +457,32 @@ function asBytes(bytes: Uint8Array): Uint8Array {
 
 /** Encodes a delta (a local operation's, or an anti-entropy reply). */
 export function encodeDelta(delta: Delta): Uint8Array {
-  const w = new Writer(64 + delta.states.length * 32);
+  const w = new ByteWriter(64 + delta.states.length * 32);
   writeBody(w, TAG_DELTA, delta);
   return w.finish();
 }
 
 /** Decodes a delta; throws only DecodeError. */
 export function decodeDelta(bytes: Uint8Array): Delta {
-  return guard(() => readBody(new Reader(asBytes(bytes)), TAG_DELTA));
+  return guard(() => readBody(new ByteReader(asBytes(bytes)), TAG_DELTA));
 }
 
 /** Encodes a full state (`replica.state()`); converged replicas encode to identical bytes. */
 export function encodeState(state: Delta): Uint8Array {
-  const w = new Writer(64 + state.states.length * 32);
+  const w = new ByteWriter(64 + state.states.length * 32);
   writeBody(w, TAG_STATE, state);
   return w.finish();
 }
 
 /** Decodes a full state; throws only DecodeError. Merge it into a replica to load it. */
 export function decodeState(bytes: Uint8Array): Delta {
-  return guard(() => readBody(new Reader(asBytes(bytes)), TAG_STATE));
+  return guard(() => readBody(new ByteReader(asBytes(bytes)), TAG_STATE));
 }
 
 export function encodeDigest(digest: Digest): Uint8Array {
   const context = normalizeContext(digest.context);
   const nodes = nodeTable(context, []);
-  const w = new Writer();
+  const w = new ByteWriter();
   writeHead(w, TAG_DIGEST, digest.namespace, nodes);
   writeContext(w, context, nodes);
   return w.finish();
@@ -646,7 +491,7 @@ export function encodeDigest(digest: Digest): Uint8Array {
 /** Decodes a digest; throws only DecodeError. */
 export function decodeDigest(bytes: Uint8Array): Digest {
   return guard(() => {
-    const r = new Reader(asBytes(bytes));
+    const r = new ByteReader(asBytes(bytes));
     const head = readHead(r, TAG_DIGEST);
     const context = readContext(r, head.nodes);
     r.end();

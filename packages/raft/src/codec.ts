@@ -1,6 +1,5 @@
-import { DecodeError, type RaftEntry, type SnapshotMeta } from '@parley/interface';
+import { ByteReader, ByteWriter, DecodeError, type RaftEntry, type SnapshotMeta } from '@parley/interface';
 import type { Message } from './types.js';
-import { Reader, Writer } from './wire.js';
 
 /**
  * Deterministic binary codec for Raft messages.
@@ -56,7 +55,7 @@ const MIN_ENTRY_BYTES = 4;
 /** Smallest encoding of one peer id. */
 const MIN_STRING_BYTES = 1;
 
-function writeEntries(w: Writer, ents: readonly RaftEntry[]): void {
+function writeEntries(w: ByteWriter, ents: readonly RaftEntry[]): void {
   w.uint(ents.length);
   for (const e of ents) {
     w.uint(e.term);
@@ -66,7 +65,7 @@ function writeEntries(w: Writer, ents: readonly RaftEntry[]): void {
   }
 }
 
-function readEntries(r: Reader): RaftEntry[] {
+function readEntries(r: ByteReader): RaftEntry[] {
   const n = r.count(MIN_ENTRY_BYTES);
   const out: RaftEntry[] = new Array(n);
   for (let i = 0; i < n; i++) {
@@ -79,7 +78,7 @@ function readEntries(r: Reader): RaftEntry[] {
   return out;
 }
 
-function writeMeta(w: Writer, meta: SnapshotMeta): void {
+function writeMeta(w: ByteWriter, meta: SnapshotMeta): void {
   w.uint(meta.index);
   w.uint(meta.term);
   const voters = [...meta.confState.voters].sort();
@@ -90,7 +89,7 @@ function writeMeta(w: Writer, meta: SnapshotMeta): void {
   for (const l of learners) w.string(l);
 }
 
-function readMeta(r: Reader): SnapshotMeta {
+function readMeta(r: ByteReader): SnapshotMeta {
   const index = r.uint();
   const term = r.uint();
   const nv = r.count(MIN_STRING_BYTES);
@@ -112,7 +111,7 @@ export function encodeMessage(m: Message): Uint8Array {
   let hint = 64 + m.from.length * 3 + m.to.length * 3;
   if (m.type === 'app' || m.type === 'prop') hint += entriesSize(m.entries);
   else if (m.type === 'snap') hint += m.data.byteLength + 64;
-  const w = new Writer(hint);
+  const w = new ByteWriter(hint);
   w.u8(RAFT_CODEC_VERSION);
   w.u8(TAGS[m.type]);
   w.uint(m.term);
@@ -179,7 +178,7 @@ export function encodeMessage(m: Message): Uint8Array {
 
 /** Decodes one message; throws DecodeError (only) on any malformed input. */
 export function decodeMessage(bytes: Uint8Array): Message {
-  const r = new Reader(bytes);
+  const r = new ByteReader(bytes);
   const version = r.u8();
   if (version !== RAFT_CODEC_VERSION) throw new DecodeError(`unsupported raft codec version ${version}`, 0);
   const tag = r.u8();

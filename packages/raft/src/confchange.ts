@@ -1,6 +1,5 @@
-import { DecodeError, type PeerId } from '@parley/interface';
+import { ByteReader, ByteWriter, DecodeError, type PeerId } from '@parley/interface';
 import type { ConfChange, ConfChangeType } from './types.js';
-import { Reader, Writer } from './wire.js';
 
 /**
  * Conf change payload of a `conf` entry.
@@ -16,7 +15,7 @@ const TYPE_TAGS: Record<ConfChangeType, number> = { addVoter: 1, addLearner: 2, 
 const TAG_TYPES: Record<number, ConfChangeType> = { 1: 'addVoter', 2: 'addLearner', 3: 'removeNode' };
 
 export function encodeConfChange(cc: ConfChange): Uint8Array {
-  const w = new Writer(16 + cc.node.length * 3);
+  const w = new ByteWriter(16 + cc.node.length * 3);
   w.u8(CONF_VERSION);
   w.u8(TYPE_TAGS[cc.type]);
   w.string(cc.node);
@@ -24,7 +23,7 @@ export function encodeConfChange(cc: ConfChange): Uint8Array {
 }
 
 export function decodeConfChange(bytes: Uint8Array): ConfChange {
-  const r = new Reader(bytes);
+  const r = new ByteReader(bytes);
   const version = r.u8();
   if (version !== CONF_VERSION) throw new DecodeError(`unknown conf change version ${version}`, 0);
   const tag = r.u8();

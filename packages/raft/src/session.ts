@@ -1,5 +1,4 @@
-import { DecodeError } from '@parley/interface';
-import { Reader, Writer } from './wire.js';
+import { ByteReader, ByteWriter, DecodeError } from '@parley/interface';
 
 /**
  * Client sessions (§6.3 of the Raft thesis): a client tags each command with
@@ -26,7 +25,7 @@ const MAX_CLIENT_ID_BYTES = 256;
 
 export function encodeSessionEnvelope(env: SessionEnvelope): Uint8Array {
   if (!(env.seq >= 1) || !Number.isSafeInteger(env.seq)) throw new RangeError('session seq must be a positive integer');
-  const w = new Writer(16 + env.clientId.length * 3 + env.payload.byteLength);
+  const w = new ByteWriter(16 + env.clientId.length * 3 + env.payload.byteLength);
   w.u8(SESSION_VERSION);
   w.string(env.clientId);
   w.uint(env.seq);
@@ -38,7 +37,7 @@ export function encodeSessionEnvelope(env: SessionEnvelope): Uint8Array {
 }
 
 export function decodeSessionEnvelope(bytes: Uint8Array): SessionEnvelope {
-  const r = new Reader(bytes);
+  const r = new ByteReader(bytes);
   const version = r.u8();
   if (version !== SESSION_VERSION) throw new DecodeError(`unknown session envelope version ${version}`, 0);
   const clientId = r.string();
