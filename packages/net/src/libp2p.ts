@@ -57,6 +57,7 @@ import {
 } from './frame.js';
 import { generatePrivateKey, validatePsk } from './keys.js';
 import { describeError, type NetLogger, stderrLogger } from './logger.js';
+import { PendingRequests } from './pending.js';
 import { batchingProtector } from './write-batching.js';
 
 /** The libp2p protocol id of Parley's request/response streams. */
@@ -111,13 +112,6 @@ export interface Libp2pTransportOptions {
   logger?: NetLogger;
 }
 
-interface PendingRequest {
-  peer: PeerId;
-  resolve(value: Uint8Array): void;
-  reject(err: ParleyError): void;
-  timer: ReturnType<typeof setTimeout>;
-}
-
 type Services = { pubsub: GossipSub; identify: unknown; ping: unknown };
 
 const textEncoder = new TextEncoder();
@@ -162,8 +156,7 @@ export class Libp2pTransport implements Transport {
   private state: 'new' | 'starting' | 'started' | 'stopped' = 'new';
   private readonly handlers = new Map<string, RequestHandler>();
   private readonly gossipHandlers = new Map<string, Set<GossipHandler>>();
-  private readonly pending = new Map<number, PendingRequest>();
-  private readonly inFlight = new Map<PeerId, number>();
+  private readonly requests: PendingRequests;
   private readonly channels = new Map<string, OutboundChannel>();
   private readonly inboundStreams = new Set<Stream>();
   private nextRequestId = 1;
@@ -182,6 +175,7 @@ export class Libp2pTransport implements Transport {
     private readonly privateKey: PrivateKey,
   ) {
     this.limits = { ...DEFAULT_LIBP2P_LIMITS, ...options.limits };
+    this.requests = new PendingRequests(this.limits.maxInFlightPerPeer);
     this.log = options.logger ?? stderrLogger;
     this.events = new Emitter((err) => this.log.warn('event listener threw', { error: describeError(err) }));
     this.peerId = peerIdFromPrivateKey(privateKey).toString();
@@ -209,7 +203,7 @@ export class Libp2pTransport implements Transport {
     return {
       inboundStreams: this.inboundStreams.size,
       outboundChannels: this.channels.size,
-      pendingRequests: this.pending.size,
+      pendingRequests: this.requests.size,
       abortedStreams: this.abortedStreams,
     };
   }
@@ -321,12 +315,7 @@ export class Libp2pTransport implements Transport {
     const wasStarted = this.state === 'started' || this.state === 'starting';
     this.state = 'stopped';
     if (this.redialTimer) clearInterval(this.redialTimer);
-    for (const [id, pending] of this.pending) {
-      clearTimeout(pending.timer);
-      this.pending.delete(id);
-      pending.reject(new ClosedError('transport'));
-    }
-    this.inFlight.clear();
+    this.requests.failAll(new ClosedError('transport'));
     this.channels.clear();
     if (wasStarted && this.node) await this.node.stop();
   }
@@ -369,41 +358,25 @@ export class Libp2pTransport implements Transport {
       return Promise.reject(new ValueTooLargeError(payload.length, this.limits.maxMessageBytes));
     }
     if (peer === this.peerId) return Promise.reject(new UnavailableError('cannot send a request to self', { peer }));
-    const inFlight = this.inFlight.get(peer) ?? 0;
-    if (inFlight >= this.limits.maxInFlightPerPeer) {
-      return Promise.reject(
-        new UnavailableError(`${inFlight} requests already in flight to ${peer}`, {
-          peer,
-          limit: this.limits.maxInFlightPerPeer,
-        }),
-      );
-    }
+    const full = this.requests.windowFull(peer);
+    if (full) return Promise.reject(full);
     const timeoutMs = options.timeoutMs ?? this.limits.defaultTimeoutMs;
     const id = this.allocateId();
-    return new Promise<Uint8Array>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        if (this.finish(id)) {
-          reject(
-            new TimeoutError(`request '${protocol}' to ${peer} timed out after ${timeoutMs} ms`, { peer, protocol }),
-          );
-        }
-      }, timeoutMs);
-      this.pending.set(id, { peer, resolve, reject, timer });
-      this.inFlight.set(peer, inFlight + 1);
-      const frame = encodeFrame({ type: 'request', id, payload });
-      const channel = this.channelFor(peer, protocol);
-      channel.pending.add(id);
-      if (channel.stream) {
-        this.sendOn(channel, frame, id);
-        return;
-      }
+    const response = this.requests.open(id, peer, protocol, timeoutMs);
+    const frame = encodeFrame({ type: 'request', id, payload });
+    const channel = this.channelFor(peer, protocol);
+    channel.pending.add(id);
+    if (channel.stream) {
+      this.sendOn(channel, frame, id);
+    } else {
       this.openChannel(channel).then(
         () => {
-          if (this.pending.has(id)) this.sendOn(channel, frame, id);
+          if (this.requests.has(id)) this.sendOn(channel, frame, id);
         },
-        (err: ParleyError) => this.fail(id, err),
+        (err: ParleyError) => this.requests.fail(id, err),
       );
-    });
+    }
+    return response;
   }
 
   subscribe(topic: string, handler: GossipHandler): Unsubscribe {
@@ -445,7 +418,7 @@ export class Libp2pTransport implements Transport {
     for (;;) {
       const id = this.nextRequestId;
       this.nextRequestId = id >= 0xffff_ffff ? 1 : id + 1;
-      if (!this.pending.has(id)) return id;
+      if (!this.requests.has(id)) return id;
     }
   }
 
@@ -530,7 +503,7 @@ export class Libp2pTransport implements Transport {
   private sendOn(channel: OutboundChannel, frame: Uint8Array, id: number): void {
     const stream = channel.stream;
     if (stream?.writeStatus !== 'writable' || !channel.writer) {
-      this.fail(id, new UnavailableError(`stream to ${channel.peer} is closed`, { peer: channel.peer }));
+      this.requests.fail(id, new UnavailableError(`stream to ${channel.peer} is closed`, { peer: channel.peer }));
       return;
     }
     channel.writer.write(frame);
@@ -542,11 +515,9 @@ export class Libp2pTransport implements Transport {
       return;
     }
     channel.pending.delete(frame.id);
-    const pending = this.pending.get(frame.id);
-    if (!pending || pending.peer !== channel.peer) return; // timed out already
-    this.finish(frame.id);
-    if (frame.type === 'response') pending.resolve(frame.payload);
-    else pending.reject(errorFromFrame(frame));
+    if (this.requests.peerOf(frame.id) !== channel.peer) return; // timed out already
+    if (frame.type === 'response') this.requests.resolve(frame.id, frame.payload);
+    else this.requests.fail(frame.id, errorFromFrame(frame));
   }
 
   private closeChannel(channel: OutboundChannel, stream: Stream): void {
@@ -554,29 +525,13 @@ export class Libp2pTransport implements Transport {
     if (this.channels.get(key) === channel) this.channels.delete(key);
     if (channel.stream !== stream) return;
     for (const id of channel.pending) {
-      this.fail(id, new UnavailableError(`stream to ${channel.peer} closed`, { peer: channel.peer }));
+      this.requests.fail(id, new UnavailableError(`stream to ${channel.peer} closed`, { peer: channel.peer }));
     }
     channel.pending.clear();
   }
 
-  /** Removes a pending request; returns it when it was still pending. */
-  private finish(id: number): PendingRequest | undefined {
-    const pending = this.pending.get(id);
-    if (!pending) return undefined;
-    this.pending.delete(id);
-    clearTimeout(pending.timer);
-    const count = (this.inFlight.get(pending.peer) ?? 1) - 1;
-    if (count <= 0) this.inFlight.delete(pending.peer);
-    else this.inFlight.set(pending.peer, count);
-    return pending;
-  }
-
-  private fail(id: number, err: ParleyError): void {
-    this.finish(id)?.reject(err);
-  }
-
   private failPeer(peer: PeerId, err: ParleyError): void {
-    for (const [id, pending] of this.pending) if (pending.peer === peer) this.fail(id, err);
+    this.requests.failPeer(peer, err);
   }
 
   // ---- inbound requests ----

@@ -19,7 +19,6 @@ import {
   type PeerId,
   type RequestHandler,
   type RequestOptions,
-  TimeoutError,
   type Transport,
   type TransportEvents,
   type TransportLimits,
@@ -28,6 +27,7 @@ import {
   ValueTooLargeError,
 } from '@parley/interface';
 import { describeError, type NetLogger, stderrLogger } from './logger.js';
+import { PendingRequests } from './pending.js';
 
 export interface MemoryTransportOptions {
   /** Defaults to `mem-<n>`, unique in the network. */
@@ -152,13 +152,6 @@ export function createMemoryTransport(network: MemoryNetwork, options: MemoryTra
   return network.createTransport(options);
 }
 
-interface Pending {
-  peer: PeerId;
-  resolve(value: Uint8Array): void;
-  reject(err: ParleyError): void;
-  timer: ReturnType<typeof setTimeout>;
-}
-
 export class MemoryTransport implements Transport {
   readonly limits: TransportLimits;
   readonly cluster: string;
@@ -169,8 +162,7 @@ export class MemoryTransport implements Transport {
   private readonly handlers = new Map<string, RequestHandler>();
   private readonly gossipHandlers = new Map<string, Set<GossipHandler>>();
   private readonly linked = new Set<PeerId>();
-  private readonly pending = new Map<number, Pending>();
-  private readonly inFlight = new Map<PeerId, number>();
+  private readonly requests: PendingRequests;
   private nextId = 1;
 
   constructor(
@@ -179,6 +171,7 @@ export class MemoryTransport implements Transport {
     options: MemoryTransportOptions,
   ) {
     this.limits = { ...DEFAULT_TRANSPORT_LIMITS, ...options.limits };
+    this.requests = new PendingRequests(this.limits.maxInFlightPerPeer);
     this.cluster = options.cluster ?? 'default';
     this.log = options.logger ?? stderrLogger;
     this.events = new Emitter((err) => this.log.warn('event listener threw', { error: describeError(err) }));
@@ -201,7 +194,7 @@ export class MemoryTransport implements Transport {
     }
     this.running = false;
     this.stopped = true;
-    for (const id of [...this.pending.keys()]) this.fail(id, new ClosedError('transport'));
+    this.requests.failAll(new ClosedError('transport'));
     this.network.left(this.peerId);
   }
 
@@ -223,52 +216,35 @@ export class MemoryTransport implements Transport {
     if (payload.length > this.limits.maxMessageBytes) {
       return Promise.reject(new ValueTooLargeError(payload.length, this.limits.maxMessageBytes));
     }
-    const inFlight = this.inFlight.get(peer) ?? 0;
-    if (inFlight >= this.limits.maxInFlightPerPeer) {
-      return Promise.reject(
-        new UnavailableError(`${inFlight} requests already in flight to ${peer}`, {
-          peer,
-          limit: this.limits.maxInFlightPerPeer,
-        }),
-      );
-    }
+    const full = this.requests.windowFull(peer);
+    if (full) return Promise.reject(full);
     if (!this.linked.has(peer)) {
       return Promise.reject(new UnavailableError(`cannot reach ${peer}`, { peer }));
     }
     const timeoutMs = options.timeoutMs ?? this.limits.defaultTimeoutMs;
     const id = this.nextId++;
     const bytes = copy(payload);
-    return new Promise<Uint8Array>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        if (this.finish(id)) {
-          reject(
-            new TimeoutError(`request '${protocol}' to ${peer} timed out after ${timeoutMs} ms`, { peer, protocol }),
-          );
-        }
-      }, timeoutMs);
-      this.pending.set(id, { peer, resolve, reject, timer });
-      this.inFlight.set(peer, inFlight + 1);
-      defer(() => {
-        const target = this.network.member(peer);
-        if (!target || !this.network.connected(this.peerId, peer)) {
-          this.fail(id, new UnavailableError(`cannot reach ${peer}`, { peer }));
-          return;
-        }
-        target.serve(this.peerId, protocol, bytes).then((outcome) => {
-          defer(() => {
-            // The reply crosses the link back only while it is up.
-            if (!this.network.connected(this.peerId, peer)) {
-              this.fail(id, new UnavailableError(`peer ${peer} disconnected`, { peer }));
-              return;
-            }
-            const pending = this.finish(id);
-            if (!pending) return;
-            if (outcome.ok) pending.resolve(outcome.payload);
-            else pending.reject(new ParleyError(outcome.code, outcome.message, outcome.details));
-          });
+    const response = this.requests.open(id, peer, protocol, timeoutMs);
+    defer(() => {
+      const target = this.network.member(peer);
+      if (!target || !this.network.connected(this.peerId, peer)) {
+        this.requests.fail(id, new UnavailableError(`cannot reach ${peer}`, { peer }));
+        return;
+      }
+      target.serve(this.peerId, protocol, bytes).then((outcome) => {
+        defer(() => {
+          // The reply crosses the link back only while it is up.
+          if (!this.network.connected(this.peerId, peer)) {
+            this.requests.fail(id, new UnavailableError(`peer ${peer} disconnected`, { peer }));
+          } else if (outcome.ok) {
+            this.requests.resolve(id, outcome.payload);
+          } else {
+            this.requests.fail(id, new ParleyError(outcome.code, outcome.message, outcome.details));
+          }
         });
       });
     });
+    return response;
   }
 
   subscribe(topic: string, handler: GossipHandler): Unsubscribe {
@@ -308,9 +284,7 @@ export class MemoryTransport implements Transport {
   /** @internal */
   linkDown(peer: PeerId): void {
     if (!this.linked.delete(peer)) return;
-    for (const [id, pending] of this.pending) {
-      if (pending.peer === peer) this.fail(id, new UnavailableError(`peer ${peer} disconnected`, { peer }));
-    }
+    this.requests.failPeer(peer, new UnavailableError(`peer ${peer} disconnected`, { peer }));
     this.events.emit('peer:disconnect', peer);
   }
 
@@ -360,21 +334,6 @@ export class MemoryTransport implements Transport {
         this.log.warn('gossip handler threw', { topic, error: describeError(err) });
       }
     }
-  }
-
-  private finish(id: number): Pending | undefined {
-    const pending = this.pending.get(id);
-    if (!pending) return undefined;
-    this.pending.delete(id);
-    clearTimeout(pending.timer);
-    const count = (this.inFlight.get(pending.peer) ?? 1) - 1;
-    if (count <= 0) this.inFlight.delete(pending.peer);
-    else this.inFlight.set(pending.peer, count);
-    return pending;
-  }
-
-  private fail(id: number, err: ParleyError): void {
-    this.finish(id)?.reject(err);
   }
 }
 
