@@ -1,4 +1,5 @@
 import { StorageCorruptError } from '@parley/interface';
+import { Level } from 'level';
 
 interface LevelishError {
   code?: unknown;
@@ -17,4 +18,18 @@ export function mapLevelError(store: string, err: unknown): never {
     e = le.cause;
   }
   throw err;
+}
+
+/** A LevelDB database of raw byte keys and values, as every level store here uses. */
+export type LevelDb = Level<Buffer, Buffer>;
+
+/** Opens (creating when missing) the database at `path`; LevelDB's corruption reports become StorageCorruptError. */
+export async function openLevelDb(path: string, store: string): Promise<LevelDb> {
+  const db: LevelDb = new Level<Buffer, Buffer>(path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+  try {
+    await db.open();
+  } catch (err) {
+    mapLevelError(store, err);
+  }
+  return db;
 }

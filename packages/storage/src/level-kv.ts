@@ -13,9 +13,8 @@ import {
   type StorageKey,
   type StorageOp,
 } from '@parley/interface';
-import { Level } from 'level';
 import { ByteArena } from './arena.js';
-import { mapLevelError } from './errors.js';
+import { type LevelDb, mapLevelError, openLevelDb } from './errors.js';
 import { decodeKey, encodeKey, KeyRunDecoder, prefixUpperBound } from './key-codec.js';
 import { allocRecord, bytesView, openRecord, RECORD_HEADER_BYTES, sealRecord } from './record.js';
 
@@ -35,7 +34,7 @@ export const REMOVE_RANGE_CHUNK_KEYS = 10_000;
 
 const LOAD_RANGE_STEP = 4_096;
 
-type Db = Level<Buffer, Buffer>;
+type Db = LevelDb;
 
 function assertData(data: unknown): asserts data is Uint8Array {
   if (!(data instanceof Uint8Array)) throw new InvalidArgumentError('storage value must be a Uint8Array');
@@ -62,12 +61,7 @@ export class LevelKVStorage implements KVStorage {
   /** Opens (creating when missing) the database at `options.path`. */
   static async open(options: LevelKVOptions): Promise<LevelKVStorage> {
     const name = options.name ?? options.path;
-    const db: Db = new Level<Buffer, Buffer>(options.path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
-    try {
-      await db.open();
-    } catch (err) {
-      mapLevelError(name, err);
-    }
+    const db = await openLevelDb(options.path, name);
     const store = new LevelKVStorage(db, options.sync ?? true, name);
     if (options.verifyOnOpen) {
       try {

@@ -15,8 +15,7 @@ import {
   type RaftSnapshot,
   StorageCorruptError,
 } from '@parley/interface';
-import { Level } from 'level';
-import { mapLevelError } from './errors.js';
+import { type LevelDb, mapLevelError, openLevelDb } from './errors.js';
 import {
   decodeHardState,
   decodeOffset,
@@ -45,7 +44,7 @@ export interface LevelRaftLogOptions {
   name?: string;
 }
 
-type Db = Level<Buffer, Buffer>;
+type Db = LevelDb;
 type Op = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer };
 
 const LOAD_STEP = 4_096;
@@ -67,12 +66,7 @@ export class LevelRaftLogStorage implements RaftLogStorage {
 
   static async open(options: LevelRaftLogOptions): Promise<LevelRaftLogStorage> {
     const name = options.name ?? options.path;
-    const db: Db = new Level<Buffer, Buffer>(options.path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
-    try {
-      await db.open();
-    } catch (err) {
-      mapLevelError(name, err);
-    }
+    const db = await openLevelDb(options.path, name);
     try {
       const state = await load(db, name);
       return new LevelRaftLogStorage(db, state, options.sync ?? true, name);
