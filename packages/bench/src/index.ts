@@ -127,6 +127,12 @@ export async function measureOpsAsync(op: (i: number) => Promise<void>, iteratio
   return (iterations / elapsedMs) * 1000;
 }
 
+/** Starts a monotonic stopwatch; calling the result gives the milliseconds elapsed since. */
+export function startStopwatch(): () => number {
+  const start = performance.now();
+  return () => performance.now() - start;
+}
+
 /** Wall time of one call in milliseconds. */
 export function timeMs(fn: () => void): number {
   const start = performance.now();
