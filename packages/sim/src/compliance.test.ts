@@ -1,6 +1,7 @@
 /**
  * The simulator's transport and disks run the same compliance suites as every
- * other implementation (libp2p and in-memory transports; level and memory stores).
+ * other implementation (libp2p and in-memory transports; level and memory stores),
+ * here and only here.
  */
 import type { Transport } from '@parley/interface';
 import { transportCompliance } from '@parley/net/compliance';
