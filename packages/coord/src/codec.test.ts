@@ -1,3 +1,4 @@
+import { testSeed, withSeed } from '@parley/interface';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeCommand, decodeResult, encodeCommand, encodeResult, MAX_COMMAND_BYTES } from './codec.js';
@@ -5,15 +6,7 @@ import { CoordHarness } from './harness.js';
 import { base64UrlDecode, base64UrlEncode, canonicalJson, utf8Length } from './json.js';
 import type { Command, CommandResult } from './types.js';
 
-const seed = Number(process.env.PARLEY_SEED ?? 20261129);
-function withSeed(run: () => void): void {
-  try {
-    run();
-  } catch (err) {
-    console.error(`PARLEY_SEED=${seed}`);
-    throw err;
-  }
-}
+const seed = testSeed(20261129);
 
 const sample: Command[] = [
   { nowMs: 1, op: { type: 'noop' } },
@@ -104,7 +97,7 @@ describe('command codec', () => {
 
   it('throws nothing but DecodeError on random and mutated bytes', () => {
     const valid = sample.map((c) => encodeCommand(c));
-    withSeed(() =>
+    withSeed(seed, () =>
       fc.assert(
         fc.property(
           fc.oneof(
@@ -162,7 +155,7 @@ describe('result codec', () => {
 
 describe('json helpers', () => {
   it('measures UTF-8 like TextEncoder and round-trips base64url', () => {
-    withSeed(() =>
+    withSeed(seed, () =>
       fc.assert(
         fc.property(fc.string({ unit: 'grapheme', maxLength: 50 }), fc.uint8Array({ maxLength: 40 }), (s, bytes) => {
           expect(utf8Length(s)).toBe(new TextEncoder().encode(s).length);
@@ -212,7 +205,7 @@ describe('snapshot decoding', () => {
       { type: 'list', namespace: 'n', filter: 'a.0 = 1' },
       { type: 'expire' },
     ] as const;
-    withSeed(() =>
+    withSeed(seed, () =>
       fc.assert(
         fc.property(
           fc.oneof(

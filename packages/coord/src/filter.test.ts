@@ -1,10 +1,11 @@
+import { testSeed } from '@parley/interface';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { evalFilter, parseFilter } from './filter.js';
 import { compileGlob, globMatch } from './glob.js';
 import type { JsonValue } from './json.js';
 
-const seed = Number(process.env.PARLEY_SEED ?? 20261129);
+const seed = testSeed(20261129);
 
 const doc: JsonValue = {
   status: 'running',

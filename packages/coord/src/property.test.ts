@@ -8,6 +8,7 @@
  * advances, clocks going backwards (leader changes), retries of earlier
  * commands and expiry commands mixed in.
  */
+import { testSeed, withSeed } from '@parley/interface';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeCommand } from './codec.js';
@@ -15,17 +16,8 @@ import type { JsonValue } from './json.js';
 import { CoordStateMachine } from './state-machine.js';
 import type { ApplyOutput, Command, CommandResult, CoordConfig, Operation } from './types.js';
 
-const seed = Number(process.env.PARLEY_SEED ?? 20261129);
+const seed = testSeed(20261129);
 console.log(`coord property tests: PARLEY_SEED=${seed}`);
-
-function withSeed(run: () => void): void {
-  try {
-    run();
-  } catch (err) {
-    console.error(`PARLEY_SEED=${seed}`);
-    throw err;
-  }
-}
 
 interface Step {
   kind: number;
@@ -311,7 +303,7 @@ const stepsArb = fc.array(stepArb, { minLength: 20, maxLength: 200 });
 
 describe('coord properties', () => {
   it('replaying a log gives identical results and byte-identical snapshots on every replica', () => {
-    withSeed(() =>
+    withSeed(seed, () =>
       fc.assert(
         fc.property(stepsArb, (steps) => {
           const { log, outputs } = build(steps);
@@ -327,7 +319,7 @@ describe('coord properties', () => {
   });
 
   it('restoring a snapshot taken mid-log and applying the rest equals applying everything', () => {
-    withSeed(() =>
+    withSeed(seed, () =>
       fc.assert(
         fc.property(stepsArb, fc.nat(), (steps, cutSeed) => {
           const { log, outputs } = build(steps);
@@ -348,7 +340,7 @@ describe('coord properties', () => {
   });
 
   it('skips an expire with nothing due exactly when a full scan would find nothing', () => {
-    withSeed(() =>
+    withSeed(seed, () =>
       fc.assert(
         fc.property(stepsArb, (steps) => {
           const { log, outputs } = build(steps);
@@ -365,7 +357,7 @@ describe('coord properties', () => {
   });
 
   it('keeps lock fences and lease epochs strictly increasing, and fenced writes never pass a newer fence', () => {
-    withSeed(() =>
+    withSeed(seed, () =>
       fc.assert(
         fc.property(stepsArb, (steps) => {
           const { log, outputs } = build(steps);
@@ -401,7 +393,7 @@ describe('coord properties', () => {
   });
 
   it('applies a retried command at most once and answers it with its first (or delivered) result', () => {
-    withSeed(() =>
+    withSeed(seed, () =>
       fc.assert(
         fc.property(stepsArb, (steps) => {
           const { log, outputs } = build(steps);

@@ -1,4 +1,4 @@
-import { DecodeError, ParleyError, SeededRandom } from '@parley/interface';
+import { DecodeError, ParleyError, SeededRandom, testSeed, withSeed } from '@parley/interface';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -13,17 +13,12 @@ import {
   NamespaceReplica,
 } from './index.js';
 
-const SEED = Number(process.env.PARLEY_SEED ?? 20_261_129);
+const SEED = testSeed(20_261_129);
 const RUNS = 1000;
 
 /** fc.assert with the seed printed on failure, so `PARLEY_SEED=<n>` replays it. */
 function check<T>(arb: fc.Arbitrary<T>, predicate: (t: T) => void, numRuns = RUNS): void {
-  try {
-    fc.assert(fc.property(arb, predicate), { numRuns, seed: SEED });
-  } catch (err) {
-    console.error(`PARLEY_SEED=${SEED}`);
-    throw err;
-  }
+  withSeed(SEED, (seed) => fc.assert(fc.property(arb, predicate), { numRuns, seed }));
 }
 
 const NS = 'prop';

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ByteReader, ByteWriter, isParleyError } from './index.js';
+import { ByteReader, ByteWriter, isParleyError, testSeed } from './index.js';
 
-const seed = Number(process.env.PARLEY_SEED ?? 20261129);
+const seed = testSeed(20261129);
 
 describe('ByteWriter / ByteReader', () => {
   it(`round-trips every primitive, including strings that start with a BOM (PARLEY_SEED=${seed})`, () => {

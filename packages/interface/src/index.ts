@@ -14,6 +14,7 @@ export * from './errors.js';
 export * from './events.js';
 export * from './raft-log.js';
 export * from './random.js';
+export * from './seed.js';
 export * from './storage.js';
 export * from './time.js';
 export * from './transport.js';

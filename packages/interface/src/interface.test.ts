@@ -7,7 +7,9 @@ import {
   NotLeaderError,
   ParleyError,
   SeededRandom,
+  testSeed,
   VersionMismatchError,
+  withSeed,
 } from './index.js';
 
 describe('SeededRandom', () => {
@@ -76,5 +78,18 @@ describe('Emitter', () => {
     e.emit('connect', 'b');
     expect(seen).toEqual(['a']);
     expect(errors).toHaveLength(2);
+  });
+});
+
+describe('withSeed', () => {
+  it('names the seed in a failure, synchronous or async, and passes results through', async () => {
+    expect(withSeed(7, (s) => s + 1)).toBe(8);
+    expect(() =>
+      withSeed(7, () => {
+        throw new Error('boom');
+      }),
+    ).toThrow('PARLEY_SEED=7: boom');
+    await expect(withSeed(9, async () => Promise.reject(new Error('late')))).rejects.toThrow('PARLEY_SEED=9: late');
+    expect(testSeed(42)).toBe(process.env.PARLEY_SEED ? Number(process.env.PARLEY_SEED) : 42);
   });
 });

@@ -1,4 +1,4 @@
-import { DecodeError, ParleyError } from '@parley/interface';
+import { DecodeError, ParleyError, testSeed, withSeed } from '@parley/interface';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -14,16 +14,9 @@ import {
   maxFrameBodyBytes,
 } from './frame.js';
 
-const seed = Number(process.env.PARLEY_SEED ?? Date.now() % 1_000_000);
+const seed = testSeed(20261129);
 const fcOptions = { seed, numRuns: 300 };
-function reportSeed<T>(run: () => T): T {
-  try {
-    return run();
-  } catch (err) {
-    console.error(`PARLEY_SEED=${seed}`);
-    throw err;
-  }
-}
+const reportSeed = <T>(run: () => T): T => withSeed(seed, run);
 
 function bodyOf(encoded: Uint8Array): Uint8Array {
   return encoded.subarray(FRAME_HEADER_BYTES);

@@ -12,7 +12,7 @@ import type { Libp2p, Stream } from '@libp2p/interface';
 import { preSharedKey } from '@libp2p/pnet';
 import { tcp } from '@libp2p/tcp';
 import { multiaddr } from '@multiformats/multiaddr';
-import { SeededRandom } from '@parley/interface';
+import { SeededRandom, testSeed } from '@parley/interface';
 import { createLibp2p } from 'libp2p';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeFrame, WIRE_VERSION } from './frame.js';
@@ -20,7 +20,7 @@ import { generatePsk } from './keys.js';
 import { createLibp2pTransport, type Libp2pTransport, RPC_PROTOCOL } from './libp2p.js';
 import type { NetLogger } from './logger.js';
 
-const seed = Number(process.env.PARLEY_SEED ?? 4242);
+const seed = testSeed(4242);
 
 class CapturingLogger implements NetLogger {
   readonly warnings: string[] = [];

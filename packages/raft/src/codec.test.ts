@@ -1,4 +1,4 @@
-import { isParleyError, type RaftEntry } from '@parley/interface';
+import { isParleyError, type RaftEntry, testSeed } from '@parley/interface';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeMessage, encodeMessage } from './codec.js';
@@ -6,7 +6,7 @@ import { decodeConfChange, encodeConfChange } from './confchange.js';
 import { ClientSessions, decodeSessionEnvelope, encodeSessionEnvelope } from './session.js';
 import type { Message } from './types.js';
 
-const SEED = Number(process.env.PARLEY_SEED ?? 4242);
+const SEED = testSeed(4242);
 const params = { seed: SEED, numRuns: 300 };
 
 const peer = fc.string({ minLength: 0, maxLength: 12 });

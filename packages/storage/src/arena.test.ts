@@ -1,10 +1,9 @@
-import { SeededRandom } from '@parley/interface';
+import { SeededRandom, testSeed, withSeed } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
 import { ARENA_CHUNK_BYTES, ByteArena, EntryColumns } from './arena.js';
-import { withSeed } from './compliance/kv.js';
 import { decodeKey, encodeKey, KeyRunDecoder } from './key-codec.js';
 
-const seed = process.env.PARLEY_SEED ? Number(process.env.PARLEY_SEED) : 23;
+const seed = testSeed(23);
 
 describe('ByteArena', () => {
   it('returns independent copies, small and large', () => {

@@ -1,10 +1,9 @@
-import { DecodeError, InvalidArgumentError, SeededRandom } from '@parley/interface';
+import { DecodeError, InvalidArgumentError, SeededRandom, testSeed, withSeed } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
-import { withSeed } from './compliance/kv.js';
 import { crc32c } from './crc32c.js';
 import { compareKeys, decodeKey, encodeKey, prefixUpperBound } from './key-codec.js';
 
-const seed = process.env.PARLEY_SEED ? Number(process.env.PARLEY_SEED) : 17;
+const seed = testSeed(17);
 
 describe('crc32c', () => {
   it('matches the published CRC-32C check values', () => {

@@ -8,15 +8,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SeededRandom } from '@parley/interface';
+import { SeededRandom, testSeed, withSeed } from '@parley/interface';
 import { afterEach, describe, expect, it } from 'vitest';
-import { withSeed } from './compliance/kv.js';
 import { KV_BATCH_KEYS, pad, RAFT_BATCH_ENTRIES } from './fixtures/crash-writer.js';
 import { openLevelKV } from './level-kv.js';
 import { openLevelRaftLog } from './level-raft-log.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
-const seed = process.env.PARLEY_SEED ? Number(process.env.PARLEY_SEED) : 9;
+const seed = testSeed(9);
 const ROUNDS = 2;
 
 /** Starts the writer; resolves with the last acknowledged write number once it has been killed after `acks`. */

@@ -121,18 +121,4 @@ export function pick<T>(rng: Random, items: readonly T[]): T {
   return items[rng.int(items.length)]!;
 }
 
-/** The seed for randomized tests: `PARLEY_SEED` when set, else `fallback`. */
-export function testSeed(fallback: number): number {
-  const env = process.env.PARLEY_SEED;
-  return env === undefined ? fallback : Number(env);
-}
-
-/** Runs `body`; on failure prints `PARLEY_SEED=<seed>` so the run can be replayed, then rethrows. */
-export function withSeed<T>(seed: number, body: (seed: number) => T): T {
-  try {
-    return body(seed);
-  } catch (err) {
-    console.error(`PARLEY_SEED=${seed}`);
-    throw err;
-  }
-}
+export { testSeed, withSeed } from '@parley/interface';

@@ -14,7 +14,15 @@
  * });
  * ```
  */
-import { isParleyError, type KVStorage, SeededRandom, type StorageKey, type StorageOp } from '@parley/interface';
+import {
+  isParleyError,
+  type KVStorage,
+  SeededRandom,
+  type StorageKey,
+  type StorageOp,
+  testSeed,
+  withSeed,
+} from '@parley/interface';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compareKeys } from '../key-codec.js';
 
@@ -46,22 +54,6 @@ const enc = new TextEncoder();
 const bytes = (s: string): Uint8Array => enc.encode(s);
 const text = (b: Uint8Array | undefined): string | undefined =>
   b === undefined ? undefined : new TextDecoder().decode(b);
-
-function seedFrom(options: { seed?: number }): number {
-  if (options.seed !== undefined) return options.seed;
-  const env = typeof process !== 'undefined' ? process.env.PARLEY_SEED : undefined;
-  return env ? Number(env) : 6_2026;
-}
-
-/** Runs `body` and prefixes any failure with the seed that replays it. */
-export async function withSeed(seed: number, body: (seed: number) => Promise<void>): Promise<void> {
-  try {
-    await body(seed);
-  } catch (err) {
-    if (err instanceof Error) err.message = `PARLEY_SEED=${seed}: ${err.message}`;
-    throw err;
-  }
-}
 
 async function entries(s: KVStorage, prefix: StorageKey): Promise<[string[], string | undefined][]> {
   return (await s.loadRange(prefix)).map((c) => [c.key, text(c.data)]);
@@ -277,7 +269,7 @@ export function kvStorageCompliance(options: KVComplianceOptions): void {
     });
 
     it('matches a reference model over random operations, closes and crashes', async () => {
-      await withSeed(seedFrom(options), async (seed) => {
+      await withSeed(options.seed ?? testSeed(6_2026), async (seed) => {
         const rng = new SeededRandom(seed);
         const ctx = await setup();
         const model = new Map<string, { key: string[]; value: string }>();

@@ -22,9 +22,10 @@ import {
   type RaftLogStorage,
   type RaftSnapshot,
   SeededRandom,
+  testSeed,
+  withSeed,
 } from '@parley/interface';
 import { afterEach, describe, expect, it } from 'vitest';
-import { withSeed } from './kv.js';
 
 export interface RaftLogHarness {
   /** Opens the log at this location: empty the first time, then whatever survived the last close or crash. */
@@ -340,7 +341,7 @@ export function raftLogStorageCompliance(options: RaftLogComplianceOptions): voi
     });
 
     it('matches a reference model over random appends, truncations, snapshots, compactions and crashes', async () => {
-      await withSeed(options.seed ?? envSeed(), async (seed) => {
+      await withSeed(options.seed ?? testSeed(6_2026), async (seed) => {
         const rng = new SeededRandom(seed);
         const ctx = await setup();
         // The reference: every index ≥ 1 that is still in the log, the compaction point, hard state, snapshot.
@@ -426,9 +427,4 @@ export function raftLogStorageCompliance(options: RaftLogComplianceOptions): voi
       });
     });
   });
-}
-
-function envSeed(): number {
-  const env = typeof process !== 'undefined' ? process.env.PARLEY_SEED : undefined;
-  return env ? Number(env) : 6_2026;
 }
