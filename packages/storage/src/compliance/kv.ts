@@ -23,32 +23,13 @@ import {
   testSeed,
   withSeed,
 } from '@parley/interface';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compareKeys } from '../key-codec.js';
+import { type StoreComplianceOptions, type StoreHarness, storeSessions } from './harness.js';
 
-/** One storage location that can be opened, crashed and reopened. */
-export interface KVHarness {
-  /** Opens the store at this location: empty the first time, then whatever survived the last close or crash. */
-  open(): Promise<KVStorage>;
-  /**
-   * Stops `store` the way a process crash would, without a clean close. Writes that resolved must survive;
-   * a write still in flight must survive whole or not at all. After it resolves, `open()` may be called.
-   */
-  crash(store: KVStorage): Promise<void>;
-  /** Frees the location (a temp directory, say) once the test is over. */
-  dispose?(): Promise<void>;
-}
-
-export interface KVComplianceOptions {
-  /** Shown in the suite's title. */
-  name: string;
-  /** A harness on a fresh, empty location; called once per test. */
-  harness(): KVHarness | Promise<KVHarness>;
-  /** Operations in the randomized model test (default 300). */
-  randomSteps?: number;
-  /** Seed of the randomized test (default: PARLEY_SEED from the environment, else a fixed one). */
-  seed?: number;
-}
+/** One KV storage location that can be opened, crashed and reopened. */
+export type KVHarness = StoreHarness<KVStorage>;
+export type KVComplianceOptions = StoreComplianceOptions<KVStorage>;
 
 const enc = new TextEncoder();
 const bytes = (s: string): Uint8Array => enc.encode(s);
@@ -61,29 +42,7 @@ async function entries(s: KVStorage, prefix: StorageKey): Promise<[string[], str
 
 export function kvStorageCompliance(options: KVComplianceOptions): void {
   describe(`KVStorage compliance: ${options.name}`, () => {
-    const cleanups: (() => Promise<void>)[] = [];
-    afterEach(async () => {
-      for (const fn of cleanups.splice(0).reverse()) await fn();
-    });
-
-    /** A harness and an open store on it; both cleaned up after the test. */
-    async function setup(): Promise<{ h: KVHarness; s: KVStorage; reopen(): Promise<KVStorage> }> {
-      const h = await options.harness();
-      const ctx = {
-        h,
-        s: await h.open(),
-        async reopen(): Promise<KVStorage> {
-          await ctx.s.close();
-          ctx.s = await h.open();
-          return ctx.s;
-        },
-      };
-      cleanups.push(async () => {
-        await ctx.s.close();
-        await h.dispose?.();
-      });
-      return ctx;
-    }
+    const setup = storeSessions(options);
 
     it('loads a missing key as undefined and an empty range as []', async () => {
       const { s } = await setup();
@@ -216,8 +175,7 @@ export function kvStorageCompliance(options: KVComplianceOptions): void {
       const ctx = await setup();
       for (let i = 0; i < 20; i++) await ctx.s.save(['ack', String(i).padStart(2, '0')], bytes(`v${i}`));
       await ctx.s.batch([{ type: 'del', key: ['ack', '00'] }]);
-      await ctx.h.crash(ctx.s);
-      ctx.s = await ctx.h.open();
+      await ctx.crashAndReopen();
       const got = await ctx.s.loadRange(['ack']);
       expect(got.length).toBe(19);
       expect(text(await ctx.s.load(['ack', '19']))).toBe('v19');
@@ -233,8 +191,7 @@ export function kvStorageCompliance(options: KVComplianceOptions): void {
         ops.push({ type: 'del', key: ['before', String(size)] });
         const pending = ctx.s.batch(ops);
         pending.catch(() => undefined);
-        await ctx.h.crash(ctx.s);
-        ctx.s = await ctx.h.open();
+        await ctx.crashAndReopen();
         const applied = (await ctx.s.loadRange(['batch', String(size)])).length;
         const before = await ctx.s.load(['before', String(size)]);
         if (applied === 0) expect(text(before)).toBe('here');
@@ -246,10 +203,8 @@ export function kvStorageCompliance(options: KVComplianceOptions): void {
     });
 
     it('rejects every operation after close with a closed error', async () => {
-      const h = await options.harness();
-      const s = await h.open();
+      const { s } = await setup();
       await s.close();
-      cleanups.push(async () => h.dispose?.());
       const attempts: (() => Promise<unknown>)[] = [
         () => s.load(['k']),
         () => s.save(['k'], bytes('v')),
@@ -315,8 +270,7 @@ export function kvStorageCompliance(options: KVComplianceOptions): void {
           } else if (roll < 66) {
             await ctx.reopen();
           } else if (roll < 68) {
-            await ctx.h.crash(ctx.s);
-            ctx.s = await ctx.h.open();
+            await ctx.crashAndReopen();
           } else if (roll < 85) {
             const prefix = rng.int(5) === 0 ? [] : randomKey(2);
             const want = [...model.values()]

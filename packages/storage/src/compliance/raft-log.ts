@@ -25,28 +25,11 @@ import {
   testSeed,
   withSeed,
 } from '@parley/interface';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { type StoreComplianceOptions, type StoreHarness, storeSessions } from './harness.js';
 
-export interface RaftLogHarness {
-  /** Opens the log at this location: empty the first time, then whatever survived the last close or crash. */
-  open(): Promise<RaftLogStorage>;
-  /**
-   * Stops `store` the way a process crash would. Writes that resolved must survive; a write in flight must
-   * survive whole or not at all. After it resolves, `open()` may be called.
-   */
-  crash(store: RaftLogStorage): Promise<void>;
-  dispose?(): Promise<void>;
-}
-
-export interface RaftLogComplianceOptions {
-  name: string;
-  /** A harness on a fresh, empty location; called once per test. */
-  harness(): RaftLogHarness | Promise<RaftLogHarness>;
-  /** Operations in the randomized model test (default 300). */
-  randomSteps?: number;
-  /** Seed of the randomized test (default: PARLEY_SEED from the environment, else a fixed one). */
-  seed?: number;
-}
+export type RaftLogHarness = StoreHarness<RaftLogStorage>;
+export type RaftLogComplianceOptions = StoreComplianceOptions<RaftLogStorage>;
 
 const enc = new TextEncoder();
 const text = (b: Uint8Array): string => new TextDecoder().decode(b);
@@ -83,38 +66,7 @@ async function expectCode(fn: () => unknown, code: 'compacted' | 'log_unavailabl
 
 export function raftLogStorageCompliance(options: RaftLogComplianceOptions): void {
   describe(`RaftLogStorage compliance: ${options.name}`, () => {
-    const cleanups: (() => Promise<void>)[] = [];
-    afterEach(async () => {
-      for (const fn of cleanups.splice(0).reverse()) await fn();
-    });
-
-    async function setup(): Promise<{
-      h: RaftLogHarness;
-      s: RaftLogStorage;
-      reopen(): Promise<RaftLogStorage>;
-      crashAndReopen(): Promise<RaftLogStorage>;
-    }> {
-      const h = await options.harness();
-      const ctx = {
-        h,
-        s: await h.open(),
-        async reopen(): Promise<RaftLogStorage> {
-          await ctx.s.close();
-          ctx.s = await h.open();
-          return ctx.s;
-        },
-        async crashAndReopen(): Promise<RaftLogStorage> {
-          await h.crash(ctx.s);
-          ctx.s = await h.open();
-          return ctx.s;
-        },
-      };
-      cleanups.push(async () => {
-        await ctx.s.close();
-        await h.dispose?.();
-      });
-      return ctx;
-    }
+    const setup = storeSessions(options);
 
     it('starts empty', async () => {
       const { s } = await setup();
@@ -329,11 +281,9 @@ export function raftLogStorageCompliance(options: RaftLogComplianceOptions): voi
     });
 
     it('rejects writes after close with a closed error', async () => {
-      const h = await options.harness();
-      const s = await h.open();
+      const { s } = await setup();
       await s.save({ entries: run(1, 2, 1) });
       await s.close();
-      cleanups.push(async () => h.dispose?.());
       await expectCode(() => s.save({ entries: run(3, 3, 1) }), 'closed');
       await expectCode(() => s.compact(0), 'closed');
       await expectCode(() => s.createSnapshot(1, { voters: [], learners: [] }, new Uint8Array(0)), 'closed');
