@@ -50,6 +50,7 @@ import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
 import { type Simulation, violation } from '../simulation.js';
 import { CoordHost } from './coord-host.js';
+import { highestTermLeader, raftGroupConverged } from './raft-group.js';
 
 export interface CoordScenarioConfig {
   name: string;
@@ -860,14 +861,7 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
   const nemesis = new Nemesis(sim, voters, config.nemesis).start();
   if (config.network) sim.network.configure(config.network);
 
-  const leader = (): CoordHost | undefined => {
-    let best: CoordHost | undefined;
-    for (const id of voters) {
-      const a = app(id);
-      if (a?.isLeader() && (!best || a.driver.status().term > best.driver.status().term)) best = a;
-    }
-    return best;
-  };
+  const leader = (): CoordHost | undefined => highestTermLeader(voters, app);
 
   const linearizable = (model: Model<unknown, unknown, unknown>, name: ModelName) => {
     const r = checkLinearizability(model, recorders[name].events(), { maxSteps: 5_000_000 });
@@ -892,14 +886,7 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
     },
     converged() {
       const l = leader();
-      if (!l) return false;
-      const st = l.driver.status();
-      if (l.driver.node.raft.log.maybeTerm(st.commit) !== st.term) return false;
-      for (const id of voters) {
-        const a = app(id);
-        if (!a || a.driver.appliedIndex < st.commit) return false;
-      }
-      return true;
+      return l !== undefined && raftGroupConverged(l, voters, app);
     },
     async check() {
       if (unexpected.length > 0) throw violation('coord/unexpected-error', unexpected.join('; '));

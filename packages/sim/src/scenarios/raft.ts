@@ -21,6 +21,7 @@ import { between } from '../kernel.js';
 import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
 import { type Simulation, violation } from '../simulation.js';
+import { highestTermLeader, raftGroupConverged } from './raft-group.js';
 import { RaftHost } from './raft-host.js';
 
 export interface RaftScenarioConfig {
@@ -141,14 +142,7 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
     const h = sim.host<RaftHost>(id);
     return h.state === 'down' ? undefined : h.app;
   };
-  const leader = (): RaftHost | undefined => {
-    let best: RaftHost | undefined;
-    for (const id of ids) {
-      const a = app(id);
-      if (a?.isLeader() && (!best || a.driver.status().term > best.driver.status().term)) best = a;
-    }
-    return best;
-  };
+  const leader = (): RaftHost | undefined => highestTermLeader(ids, app);
 
   // Continuous invariants through the checkers' hook.
   const registry = new InvariantRegistry<RaftClusterView>();
@@ -241,16 +235,7 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
       const l = leader();
       if (!l) return false;
       const st = l.driver.status();
-      const raft = l.driver.node.raft;
-      if (raft.log.maybeTerm(st.commit) !== st.term) return false; // an entry of its own term committed
-      // Every member follows this leader in its term (a leader paused through a partition may
-      // still believe it leads an old term until it hears from the others) and has caught up.
-      for (const id of [...st.voters, ...st.learners]) {
-        const a = app(id);
-        if (!a) return false;
-        const ms = a.driver.status();
-        if (ms.term !== st.term || ms.lead !== l.ctx.id || a.driver.appliedIndex < st.commit) return false;
-      }
+      if (!raftGroupConverged(l, [...st.voters, ...st.learners], app)) return false;
       lastLeader = l;
       return true;
     },
