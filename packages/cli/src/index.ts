@@ -1,0 +1,2 @@
+// @parley/cli: under construction in this wave (issue 14).
+export {};

@@ -1,0 +1,258 @@
+/**
+ * The public shape of a Parley node: what `createNode()` returns, and what
+ * every door (TypeScript, HTTP, CLI, MCP, the test harness) calls. The
+ * eventual side is implemented in `eventual/`, the strong side in `strong/`;
+ * both are wired by `createNode` (`node.ts`).
+ *
+ * Times are milliseconds since the Unix epoch. Versions are opaque strings.
+ * Every failure is a `ParleyError` (from `@parley/interface`) with a stable code.
+ */
+import type { CommandResult, Entry as CoordEntry, JsonValue, LeaseView, LockGrant, LockInfo } from '@parley/coord';
+import type { PeerId, Unsubscribe } from '@parley/interface';
+
+export type { JsonValue } from '@parley/coord';
+
+/** Listing grammar shared by strong and eventual namespaces (coord's parser). */
+export interface ListQuery {
+  /** Substring match on key or value text. */
+  q?: string;
+  /** Filter expression (coord's grammar, e.g. `value.status == "open"`). */
+  filter?: string;
+  sortBy?: 'key' | 'created_at' | 'updated_at';
+  sortOrder?: 'asc' | 'desc';
+  /** Page size; default 100, at most 1000. */
+  limit?: number;
+  /** From a previous page's `nextCursor`. */
+  cursor?: string;
+}
+
+export interface ListPage<E> {
+  items: E[];
+  /** Null on the last page. */
+  nextCursor: string | null;
+}
+
+// ---------------------------------------------------------------- eventual
+
+export type Consistency = 'local' | 'majority';
+
+export interface EventualEntry {
+  namespace: string;
+  key: string;
+  value: JsonValue;
+  version: string;
+  ttlSeconds: number;
+  createdAt: number;
+  updatedAt: number;
+  expiresAt: number;
+}
+
+export interface EventualWriteOptions {
+  /** Seconds, 1 .. 30 days; default 3600. */
+  ttl?: number;
+  /** 'local' (default): durable on this node. 'majority': also acknowledged by a majority of known replicas. */
+  consistency?: Consistency;
+  /** For 'majority': how long to wait for acknowledgements (default 5000 ms); the local write stays applied. */
+  timeoutMs?: number;
+}
+
+export interface EventualReadOptions {
+  consistency?: Consistency;
+  timeoutMs?: number;
+}
+
+export interface EventualChange {
+  namespace: string;
+  key: string;
+  /** 'set' (register or counter value changed), 'delete', or 'expire'. */
+  type: 'set' | 'delete' | 'expire';
+  /** The entry after the change; absent for delete and expire. */
+  entry?: EventualEntry;
+  /** 'local' for this node's own writes, else the peer id the change came from. */
+  origin: 'local' | PeerId;
+}
+
+export interface WatchOptions {
+  prefix?: string;
+}
+
+export interface EventualNamespace {
+  readonly name: string;
+  set(key: string, value: JsonValue, options?: EventualWriteOptions): Promise<EventualEntry>;
+  get(key: string, options?: EventualReadOptions): Promise<EventualEntry | undefined>;
+  /** Resolves true if a live entry was deleted. */
+  delete(key: string, options?: EventualWriteOptions): Promise<boolean>;
+  increment(key: string, by?: number, options?: EventualWriteOptions): Promise<EventualEntry>;
+  list(query?: ListQuery): Promise<ListPage<EventualEntry>>;
+  watch(options: WatchOptions, callback: (change: EventualChange) => void): Unsubscribe;
+  changes(options?: WatchOptions): AsyncIterable<EventualChange>;
+  /** A Y.Doc replicated as one entry with Yjs's own update protocol. */
+  yjs(key: string): Promise<import('yjs').Doc>;
+  /** An Automerge document handle replicated with Automerge's sync protocol. */
+  automerge<T = Record<string, unknown>>(key: string): Promise<AutomergeHandle<T>>;
+}
+
+export interface AutomergeHandle<T> {
+  /** The current document (an Automerge immutable doc). */
+  doc(): import('@automerge/automerge').Doc<T>;
+  /** Applies a local change, persists it and spreads it. */
+  change(fn: (d: T) => void): Promise<void>;
+  /** Called after every local or remote change. */
+  onChange(callback: (doc: import('@automerge/automerge').Doc<T>) => void): Unsubscribe;
+}
+
+// ---------------------------------------------------------------- strong
+
+/** A strong entry: coord's entry (kind 'value' | 'claim' | 'lease'). */
+export type StrongEntry = CoordEntry;
+
+/** A lock grant usable as a fence on strong writes. */
+export interface FenceToken {
+  namespace: string;
+  key: string;
+  fence: number;
+}
+
+export interface StrongWriteOptions {
+  /** Seconds; default 3600, at most 30 days. */
+  ttl?: number;
+  ifVersion?: string;
+  ifNotExists?: boolean;
+  /** Rejected with `fence_stale` once a newer holder of that lock exists. */
+  fence?: FenceToken;
+  /** Abort the call (`timeout`) after this long; default 10,000 ms. */
+  timeoutMs?: number;
+}
+
+export interface StrongSetResult {
+  entry: StrongEntry;
+  operation: 'created' | 'updated';
+}
+
+export interface ClaimResult {
+  won: boolean;
+  value: JsonValue;
+  version: string;
+  entry: StrongEntry;
+}
+
+export interface StrongChange {
+  namespace: string;
+  key: string;
+  type: 'set' | 'delete' | 'expire';
+  entry?: StrongEntry;
+  /** Raft log index of the change: resume a watch after it. */
+  revision: number;
+}
+
+export interface Lease {
+  readonly namespace: string;
+  readonly key: string;
+  readonly holder: string;
+  readonly epoch: number;
+  readonly view: LeaseView;
+  renew(ttl?: number): Promise<LeaseView>;
+  updateState(state: JsonValue, options?: { ifVersion?: string }): Promise<LeaseView>;
+  release(state?: JsonValue): Promise<void>;
+}
+
+export interface StrongNamespace {
+  readonly name: string;
+  set(key: string, value: JsonValue, options?: StrongWriteOptions): Promise<StrongSetResult>;
+  get(key: string): Promise<StrongEntry | undefined>;
+  delete(key: string, options?: { ifVersion?: string; fence?: FenceToken }): Promise<boolean>;
+  list(query?: ListQuery): Promise<ListPage<StrongEntry>>;
+  deleteNamespace(options: {
+    confirm: boolean;
+    pattern?: string;
+  }): Promise<{ deleted_count: number; namespace: string; pattern_used: string }>;
+  claim(key: string, value: JsonValue, options?: { ttl?: number }): Promise<ClaimResult>;
+  lease(key: string, options: { ttl: number; holder: string; state?: JsonValue }): Promise<Lease>;
+  attach(key: string, holder: string): Promise<Lease | undefined>;
+  doc<T extends JsonValue>(
+    key: string,
+  ): { update(fn: (current: T) => T, options?: { create?: T; ttl?: number }): Promise<StrongEntry> };
+  watch(options: WatchOptions & { fromRevision?: number }, callback: (change: StrongChange) => void): Unsubscribe;
+}
+
+export interface LockAcquireOptions {
+  owner: string;
+  /** Seconds; default 60, at most 3600. */
+  ttl?: number;
+  /** Seconds to wait in the FIFO queue for a held lock; 0 (default) fails at once with `lock_held`. */
+  wait?: number;
+  /** JSON, at most 16 KB. */
+  metadata?: JsonValue;
+}
+
+export interface Locks {
+  readonly name: string;
+  acquire(key: string, options: LockAcquireOptions): Promise<LockGrant>;
+  renew(key: string, options: { owner: string; fence: number; ttl?: number }): Promise<LockGrant>;
+  release(key: string, options: { owner: string; fence: number }): Promise<boolean>;
+  inspect(key: string): Promise<LockInfo>;
+}
+
+export interface PeerLag {
+  peer: PeerId;
+  match: number;
+  /** Leader's last index minus match. */
+  lag: number;
+}
+
+export interface ClusterStatus {
+  self: PeerId;
+  leader: PeerId | null;
+  term: number;
+  voters: PeerId[];
+  learners: PeerId[];
+  commitIndex: number;
+  appliedIndex: number;
+  /** Leader only. */
+  peers: PeerLag[];
+}
+
+export interface Cluster {
+  status(): Promise<ClusterStatus>;
+  addVoter(peer: PeerId, addrs?: string[]): Promise<void>;
+  addLearner(peer: PeerId, addrs?: string[]): Promise<void>;
+  promote(peer: PeerId): Promise<void>;
+  removeVoter(peer: PeerId): Promise<void>;
+  transferLeadership(to: PeerId): Promise<void>;
+}
+
+// ---------------------------------------------------------------- node
+
+export interface NamespaceStatus {
+  name: string;
+  kind: 'eventual' | 'strong';
+  keys: number;
+  bytes: number;
+  /** Last completed anti-entropy round (eventual), or null. */
+  lastAntiEntropyAt: number | null;
+}
+
+export interface NodeStatus {
+  peerId: PeerId;
+  replicaId: string;
+  dataDir: string | null;
+  listen: string[];
+  peers: PeerId[];
+  namespaces: NamespaceStatus[];
+}
+
+export interface ParleyNode {
+  readonly peerId: PeerId;
+  /** Multiaddrs this node listens on (empty for an injected transport). */
+  readonly addresses: string[];
+  eventual(namespace: string): EventualNamespace;
+  strong(namespace: string): StrongNamespace;
+  locks(namespace: string): Locks;
+  readonly cluster: Cluster;
+  status(): Promise<NodeStatus>;
+  /** Flushes, persists and stops within a bound. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Re-exported for doors that map results (HTTP, MCP). */
+export type { CommandResult, LeaseView, LockGrant, LockInfo };

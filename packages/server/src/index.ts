@@ -1,0 +1,2 @@
+// @parley/server: under construction in this wave (issue 14).
+export {};
