@@ -8,7 +8,8 @@
  * Every failure is a `ParleyError` (from `@parley/interface`) with a stable code.
  */
 import type { CommandResult, Entry as CoordEntry, JsonValue, LeaseView, LockGrant, LockInfo } from '@parley/coord';
-import type { PeerId, Unsubscribe } from '@parley/interface';
+import type { PeerId, TypedEvents, Unsubscribe } from '@parley/interface';
+import type { NodeEvents } from './context.js';
 
 export type { JsonValue } from '@parley/coord';
 
@@ -249,6 +250,8 @@ export interface ParleyNode {
   strong(namespace: string): StrongNamespace;
   locks(namespace: string): Locks;
   readonly cluster: Cluster;
+  /** Observability hooks of both modules (the HTTP server exports them as Prometheus series). */
+  readonly events: TypedEvents<NodeEvents>;
   status(): Promise<NodeStatus>;
   /** Flushes, persists and stops within a bound. Idempotent. */
   close(): Promise<void>;
