@@ -30,6 +30,7 @@
 export * from './check/index.js';
 export { type ClockSpec, HostClock, type PeriodicDrift } from './clock.js';
 export { between, chance } from './kernel.js';
+export { CheckerSelfTestError, KNOWN_BAD, type KnownBadCase, runKnownBad } from './known-bad.js';
 export { Nemesis, type NemesisOptions, type NemesisStats, PARTITION_KINDS, type PartitionKind } from './nemesis.js';
 export {
   CALM_NETWORK,
@@ -77,9 +78,11 @@ export {
   runSweep,
   type ScenarioStats,
   type SweepFailure,
+  type SweepInconclusive,
   type SweepOptions,
   type SweepResult,
   type SweepSummary,
   summaryLine,
+  sweepPassed,
 } from './sweep.js';
 export { SimTransport } from './transport.js';

@@ -4,7 +4,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { quantile, type SweepResult } from './sweep.js';
+import { quantile, type SweepResult, summaryLine } from './sweep.js';
 
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf'];
 
@@ -107,13 +107,19 @@ export function reportMarkdown(result: SweepResult, svgName: string, wallSeconds
     );
   }
   if (summary.failures.length > 100) lines.push(`- … and ${summary.failures.length - 100} more (see --json).`);
+  lines.push('', '## Checks that ended unknown', '');
+  if (summary.inconclusive.length === 0) lines.push('None.');
+  for (const u of summary.inconclusive.slice(0, 100)) {
+    lines.push(
+      `- \`${u.scenario}\` seed ${u.seed}: ${u.checks.join('; ')} — replay: \`npm run sim -- --scenario ${u.scenario} --seed ${u.seed}\``,
+    );
+  }
   lines.push('');
   return lines.join('\n');
 }
 
 function summaryLineMd(result: SweepResult): string {
-  const s = result.summary;
-  return `scenarios: ${s.scenarios}, seeds: ${s.seeds}, violations: ${s.violations}, liveness failures: ${s.livenessFailures}`;
+  return summaryLine(result.summary);
 }
 
 /** Writes `<name>.md` and `<name>.svg` into `dir`; returns the markdown path. */

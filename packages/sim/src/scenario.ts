@@ -31,6 +31,12 @@ export interface ScenarioRun {
   check(): void | Promise<void>;
   /** Figures for the report (operations, faults injected, ...). Deterministic. */
   metrics?(): Record<string, number>;
+  /**
+   * Checks that ended neither passed nor failed (a linearizability search that
+   * hit its step budget: `unknown`), one line each. Asked after `check()`. A run
+   * with any is not a pass: the runner counts it and exits non-zero.
+   */
+  inconclusive?(): string[];
 }
 
 export interface RunOptions {
@@ -49,6 +55,8 @@ export interface RunResult {
   /** Hash of the whole trace: equal seeds give equal fingerprints. */
   fingerprint: string;
   metrics: Record<string, number>;
+  /** Checks that ended `unknown` (see `ScenarioRun.inconclusive`). */
+  inconclusive: string[];
   trace: readonly string[];
 }
 
@@ -92,6 +100,12 @@ export async function runScenario(scenario: Scenario, seed: number, options: Run
   } catch {
     metrics = {};
   }
+  let inconclusive: string[] = [];
+  try {
+    inconclusive = run?.inconclusive?.() ?? [];
+  } catch (err) {
+    inconclusive = [`inconclusive() threw: ${describe(err)}`];
+  }
   return {
     scenario: scenario.name,
     seed,
@@ -101,6 +115,7 @@ export async function runScenario(scenario: Scenario, seed: number, options: Run
     steps: sim.steps,
     fingerprint: sim.fingerprint(),
     metrics,
+    inconclusive,
     trace: sim.traceLines(),
   };
 }

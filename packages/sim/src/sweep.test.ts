@@ -2,8 +2,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { HistoryRecorder } from './check/history.js';
+import { checkLinearizability } from './check/linearizability.js';
+import { registerModel } from './check/models.js';
 import { main } from './cli/sim.js';
-import { matchScenarios, runScenario, type Scenario } from './scenario.js';
+import { matchScenarios, registerScenario, runScenario, type Scenario } from './scenario.js';
 import './scenarios/index.js';
 import { violation } from './simulation.js';
 import { runSweep, summaryLine } from './sweep.js';
@@ -74,6 +77,35 @@ function gsetScenario(name: string, bug: 'none' | 'never-converge' | 'wrong-read
   };
 }
 
+/** Passes every check, but its linearizability search runs out of steps: `unknown`. */
+function undecidedScenario(): Scenario {
+  return {
+    name: 'test-undecided',
+    description: 'test scenario whose history check ends unknown',
+    safetyMs: 10,
+    livenessBoundMs: 10,
+    setup() {
+      const rec = new HistoryRecorder();
+      // Sixteen concurrent writes and a read: far more orders than a 4,096-step search can try.
+      for (let p = 1; p <= 16; p++) rec.invoke(p, 'write', p);
+      rec.invoke(17, 'read', null);
+      for (let p = 1; p <= 16; p++) rec.ok(p, p);
+      rec.ok(17, 99);
+      let unknown: string[] = [];
+      return {
+        quiesce() {},
+        converged: () => true,
+        check() {
+          const r = checkLinearizability(registerModel, rec.events(), { maxSteps: 4_096 });
+          if (r.verdict === 'not linearizable') throw violation('test/linearizable', 'not linearizable');
+          if (r.verdict === 'unknown') unknown = [`test/linearizable: unknown (${r.reason})`];
+        },
+        inconclusive: () => unknown,
+      };
+    },
+  };
+}
+
 describe('runs and failures', () => {
   it('classifies correctness, liveness and crash failures and names the seed', async () => {
     expect((await runScenario(gsetScenario('test-ok', 'none'), 5)).failure).toBeUndefined();
@@ -98,7 +130,7 @@ describe('runs and failures', () => {
       firstSeed: 1,
       seeds: 2,
     });
-    expect(summaryLine(summary)).toBe('scenarios: 3, seeds: 2, violations: 2, liveness failures: 2');
+    expect(summaryLine(summary)).toBe('scenarios: 3, seeds: 2, violations: 2, liveness failures: 2, unknown checks: 0');
     expect(summary.failures.map((f) => `${f.scenario}/${f.seed}/${f.kind}`)).toEqual([
       'test-live/1/liveness',
       'test-live/2/liveness',
@@ -131,15 +163,36 @@ describe('parley-sim CLI', () => {
         { stdout: (t) => out.push(t), stderr: (t) => out.push(t), isTTY: false },
       );
       expect(code).toBe(0);
-      expect(out[0]).toBe('scenarios: 1, seeds: 2, violations: 0, liveness failures: 0\n');
+      expect(out[0]).toBe('scenarios: 1, seeds: 2, violations: 0, liveness failures: 0, unknown checks: 0\n');
       const json = JSON.parse(await readFile(join(dir, 's.json'), 'utf8'));
-      expect(json).toEqual({ scenarios: 1, seeds: 2, violations: 0, livenessFailures: 0, failures: [] });
+      expect(json).toEqual({
+        scenarios: 1,
+        seeds: 2,
+        violations: 0,
+        livenessFailures: 0,
+        unknownChecks: 0,
+        failures: [],
+        inconclusive: [],
+      });
       const md = await readFile(join(dir, 'sim-crdt-crash.md'), 'utf8');
       expect(md).toContain('| crdt-crash | 2 | 0 |');
       expect(await readFile(join(dir, 'sim-crdt-crash.svg'), 'utf8')).toContain('<svg');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('exits 1 when a check ended unknown, and names the run', async () => {
+    registerScenario(undecidedScenario());
+    const out: string[] = [];
+    const code = await main(['--scenario', 'test-undecided', '--seeds', '1', '--jobs', '1', '--no-report'], {
+      stdout: (t) => out.push(t),
+      stderr: (t) => out.push(t),
+      isTTY: false,
+    });
+    expect(code).toBe(1);
+    expect(out[0]).toBe('scenarios: 1, seeds: 1, violations: 0, liveness failures: 0, unknown checks: 1\n');
+    expect(out.join('')).toContain('unknown test-undecided seed 1: test/linearizable: unknown (max-steps)');
   });
 
   it('exits 2 on an unknown scenario or a bad option', async () => {

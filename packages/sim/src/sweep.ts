@@ -3,6 +3,7 @@
  * CI report them.
  */
 import { Worker } from 'node:worker_threads';
+import { CheckerSelfTestError, KNOWN_BAD, type KnownBadCase, runKnownBad } from './known-bad.js';
 import { type RunResult, runScenario, type Scenario } from './scenario.js';
 import type { FailureKind } from './simulation.js';
 import type { SweepTask } from './sweep-worker.js';
@@ -14,6 +15,13 @@ export interface SweepFailure {
   message: string;
 }
 
+/** A run none of whose checks failed, but some of which ended `unknown`. */
+export interface SweepInconclusive {
+  scenario: string;
+  seed: number;
+  checks: string[];
+}
+
 /** The runner's `--json` shape. */
 export interface SweepSummary {
   scenarios: number;
@@ -21,7 +29,10 @@ export interface SweepSummary {
   /** Correctness violations and crashes. */
   violations: number;
   livenessFailures: number;
+  /** Checks that ended `unknown` (over every run): a sweep with any is not a pass. */
+  unknownChecks: number;
   failures: SweepFailure[];
+  inconclusive: SweepInconclusive[];
 }
 
 export interface ScenarioStats {
@@ -55,10 +66,19 @@ export interface SweepOptions {
   jobs?: number;
   /** Called after every run (progress bars), in completion order. */
   onResult?: (result: RunResult, done: number, total: number) => void;
+  /** Known-bad histories every checker must refuse before the sweep starts. Default `KNOWN_BAD`. */
+  knownBad?: readonly KnownBadCase[];
 }
 
+/**
+ * Runs every scenario on seeds `firstSeed..firstSeed+seeds−1`. First feeds the
+ * checkers known-bad histories and throws `CheckerSelfTestError` (running
+ * nothing) if one accepts.
+ */
 export async function runSweep(options: SweepOptions): Promise<SweepResult> {
   const { scenarios, firstSeed, seeds } = options;
+  const accepted = runKnownBad(options.knownBad ?? KNOWN_BAD);
+  if (accepted.length > 0) throw new CheckerSelfTestError(accepted);
   const tasks: SweepTask[] = [];
   for (const scenario of scenarios) {
     for (let i = 0; i < seeds; i++) tasks.push({ index: tasks.length, scenario: scenario.name, seed: firstSeed + i });
@@ -118,7 +138,9 @@ function summarize(
     seeds,
     violations: 0,
     livenessFailures: 0,
+    unknownChecks: 0,
     failures: [],
+    inconclusive: [],
   };
   const perScenario: ScenarioStats[] = scenarios.map((s) => ({
     scenario: s.name,
@@ -149,13 +171,22 @@ function summarize(
     } else if (result.convergenceMs !== undefined) {
       stats.convergenceMs.push(result.convergenceMs);
     }
+    if (result.inconclusive.length > 0) {
+      summary.unknownChecks += result.inconclusive.length;
+      summary.inconclusive.push({ scenario: result.scenario, seed: result.seed, checks: result.inconclusive });
+    }
   });
   return { summary, perScenario, firstSeed };
 }
 
 /** The runner's one-line summary. */
 export function summaryLine(s: SweepSummary): string {
-  return `scenarios: ${s.scenarios}, seeds: ${s.seeds}, violations: ${s.violations}, liveness failures: ${s.livenessFailures}`;
+  return `scenarios: ${s.scenarios}, seeds: ${s.seeds}, violations: ${s.violations}, liveness failures: ${s.livenessFailures}, unknown checks: ${s.unknownChecks}`;
+}
+
+/** A sweep passes when no run failed and no check ended `unknown`. */
+export function sweepPassed(s: SweepSummary): boolean {
+  return s.violations === 0 && s.livenessFailures === 0 && s.unknownChecks === 0;
 }
 
 /** Value at quantile `q` (0..1) of an ascending array (nearest rank). */

@@ -5,18 +5,20 @@
  *
  * `--seed S` is the first seed (default 1); alone it replays that one seed.
  * Prints a progress bar on a terminal, then
- * `scenarios: X, seeds: N, violations: V, liveness failures: L`, and one
- * line per failure with the command that replays it. Exits 1 on any
- * violation or liveness failure, 2 on a usage error.
+ * `scenarios: X, seeds: N, violations: V, liveness failures: L, unknown checks: U`, and one
+ * line per failure (and per check that ended `unknown`) with the command
+ * that replays it. Exits 1 on any violation, liveness failure or `unknown`
+ * check, 2 on a usage error.
  */
 import { writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { CheckerSelfTestError } from '../known-bad.js';
 import { writeReport } from '../report.js';
 import { listScenarios, matchScenarios } from '../scenario.js';
 import '../scenarios/index.js';
-import { runSweep, summaryLine } from '../sweep.js';
+import { runSweep, summaryLine, sweepPassed } from '../sweep.js';
 
 export interface SimCliIo {
   readonly stdout: (text: string) => void;
@@ -95,15 +97,22 @@ export async function main(argv: readonly string[] = process.argv.slice(2), io: 
     return 2;
   }
   const started = performance.now();
-  const result = await runSweep({
-    scenarios,
-    firstSeed,
-    seeds,
-    jobs: opts.jobs ?? availableParallelism(),
-    onResult: (r, done, total) => {
-      if (io.isTTY) io.stderr(bar(done, total, `${r.scenario} seed ${r.seed}`));
-    },
-  });
+  let result: Awaited<ReturnType<typeof runSweep>>;
+  try {
+    result = await runSweep({
+      scenarios,
+      firstSeed,
+      seeds,
+      jobs: opts.jobs ?? availableParallelism(),
+      onResult: (r, done, total) => {
+        if (io.isTTY) io.stderr(bar(done, total, `${r.scenario} seed ${r.seed}`));
+      },
+    });
+  } catch (err) {
+    if (!(err instanceof CheckerSelfTestError)) throw err;
+    io.stderr(`${err.message}\n`);
+    return 1;
+  }
   if (io.isTTY) io.stderr(`\r${' '.repeat(80)}\r`);
   const wallSeconds = (performance.now() - started) / 1000;
   const { summary } = result;
@@ -112,13 +121,17 @@ export async function main(argv: readonly string[] = process.argv.slice(2), io: 
     io.stdout(`  ${f.kind} ${f.scenario} seed ${f.seed}: ${f.message}\n`);
     io.stdout(`    replay: npm run sim -- --scenario ${f.scenario} --seed ${f.seed}\n`);
   }
+  for (const u of summary.inconclusive) {
+    io.stdout(`  unknown ${u.scenario} seed ${u.seed}: ${u.checks.join('; ')}\n`);
+    io.stdout(`    replay: npm run sim -- --scenario ${u.scenario} --seed ${u.seed}\n`);
+  }
   if (opts.json) await writeFile(opts.json, `${JSON.stringify(summary, null, 2)}\n`);
   if (opts.report) {
     const command = `npm run sim -- --scenario '${opts.scenario}' --seeds ${seeds}${opts.seed !== undefined ? ` --seed ${firstSeed}` : ''}`;
     const path = await writeReport(opts.reportDir, reportName(opts.scenario), result, wallSeconds, command);
     io.stdout(`report: ${path} (${wallSeconds.toFixed(1)} s)\n`);
   }
-  return summary.violations > 0 || summary.livenessFailures > 0 ? 1 : 0;
+  return sweepPassed(summary) ? 0 : 1;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

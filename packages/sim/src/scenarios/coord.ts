@@ -871,10 +871,14 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
         r.counterexample ? formatCounterexample(r.counterexample) : 'not linearizable',
       );
     }
-    if (r.verdict === 'unknown') linUnknown++;
+    if (r.verdict === 'unknown') {
+      linUnknown++;
+      unknownChecks.push(`coord/linearizable-${name}: unknown (${r.reason}) over ${r.operations} operations`);
+    }
     linOps += r.operations;
   };
   let linUnknown = 0;
+  const unknownChecks: string[] = [];
   let linOps = 0;
   let durabilityChecked = 0;
 
@@ -947,6 +951,7 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
         durabilityChecked += acked.length;
       }
     },
+    inconclusive: () => unknownChecks.slice(),
     metrics() {
       return {
         voters: config.voters,
