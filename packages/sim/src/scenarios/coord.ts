@@ -10,7 +10,8 @@
  * leader change; a call unanswered for long is recorded as indeterminate.
  * Voters' clocks are skewed; the leader stamps every command with its clock.
  *
- * Checked after every event: no driver stopped, every replica computes the
+ * Checked after every event: Raft's safety invariants (election safety, log
+ * matching, leader completeness, state-machine safety), no driver stopped, every replica computes the
  * same result for the same log index, state-machine time never goes back on
  * a replica. After healing: byte-identical snapshots on every voter; the
  * histories are linearizable under the parley-entry, parley-lease and
@@ -42,15 +43,17 @@ import type { PeerId } from '@parley/interface';
 import { type AckedWrite, checkDurability } from '../check/durability.js';
 import { checkFencing, type FenceEvent } from '../check/fencing.js';
 import { HistoryRecorder, type HistoryValue } from '../check/history.js';
+import { InvariantRegistry } from '../check/invariants.js';
 import { checkLinearizability, formatCounterexample } from '../check/linearizability.js';
 import type { Model } from '../check/model.js';
 import { parleyEntryModel, parleyLeaseModel, parleyLockModel } from '../check/parley-models.js';
+import { type RaftClusterView, registerRaftInvariants } from '../check/raft-invariants.js';
 import { between } from '../kernel.js';
 import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
 import { type Simulation, violation } from '../simulation.js';
 import { CoordHost } from './coord-host.js';
-import { highestTermLeader, raftGroupConverged } from './raft-group.js';
+import { highestTermLeader, raftClusterView, raftGroupConverged } from './raft-group.js';
 
 export interface CoordScenarioConfig {
   name: string;
@@ -857,6 +860,11 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
     if (agreement.length > 0) throw violation('coord/replica-agreement', agreement.join('; '));
     if (ttlViolations.length > 0) throw violation('coord/ttl-under-skew', ttlViolations.join('; '));
   });
+
+  // Raft's own safety properties, over the same group, after every event.
+  const raftInvariants = new InvariantRegistry<RaftClusterView>();
+  registerRaftInvariants(raftInvariants);
+  sim.invariant('raft', () => raftInvariants.assertInvariants(raftClusterView(voters, app)));
 
   const nemesis = new Nemesis(sim, voters, config.nemesis).start();
   if (config.network) sim.network.configure(config.network);

@@ -1,5 +1,6 @@
 import type { PeerId } from '@parley/interface';
 import type { RaftDriver } from '@parley/raft';
+import type { RaftClusterView, RaftNodeView } from '../check/raft-invariants.js';
 
 /** A simulated host running one Raft member (the raft-* and coord-* hosts). */
 export interface RaftMember {
@@ -42,4 +43,38 @@ export function raftGroupConverged(
     if (ms.term !== st.term || ms.lead !== leader.driver.id || a.driver.appliedIndex < st.commit) return false;
   }
   return true;
+}
+
+/** The checkers' neutral view of a Raft group (a down host is marked `down`). */
+export function raftClusterView(ids: readonly PeerId[], app: (id: PeerId) => RaftMember | undefined): RaftClusterView {
+  return {
+    nodes: ids.map((id): RaftNodeView => {
+      const a = app(id);
+      if (!a) {
+        return {
+          id,
+          term: 0,
+          isLeader: false,
+          commitIndex: 0,
+          firstIndex: 1,
+          lastIndex: 0,
+          termAt: () => 0,
+          down: true,
+        };
+      }
+      const raft = a.driver.node.raft;
+      const log = raft.log;
+      return {
+        id,
+        term: raft.term,
+        isLeader: raft.state === 'leader',
+        commitIndex: log.committed,
+        lastApplied: a.driver.appliedIndex,
+        firstIndex: log.firstIndex(),
+        lastIndex: log.lastIndex(),
+        termAt: (i) => log.maybeTerm(i) ?? -1,
+        down: false,
+      };
+    }),
+  };
 }

@@ -16,12 +16,12 @@
  */
 import type { PeerId } from '@parley/interface';
 import { InvariantRegistry } from '../check/invariants.js';
-import { type RaftClusterView, type RaftNodeView, registerRaftInvariants } from '../check/raft-invariants.js';
+import { type RaftClusterView, registerRaftInvariants } from '../check/raft-invariants.js';
 import { between } from '../kernel.js';
 import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
 import { type Simulation, violation } from '../simulation.js';
-import { highestTermLeader, raftGroupConverged } from './raft-group.js';
+import { highestTermLeader, raftClusterView, raftGroupConverged } from './raft-group.js';
 import { RaftHost } from './raft-host.js';
 
 export interface RaftScenarioConfig {
@@ -164,37 +164,7 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
     },
     'no storage or state machine error stops a live member',
   );
-  const view = (): RaftClusterView => ({
-    nodes: ids.map((id): RaftNodeView => {
-      const h = sim.host<RaftHost>(id);
-      const a = h.app;
-      if (!a || h.state === 'down') {
-        return {
-          id,
-          term: 0,
-          isLeader: false,
-          commitIndex: 0,
-          firstIndex: 1,
-          lastIndex: 0,
-          termAt: () => 0,
-          down: true,
-        };
-      }
-      const raft = a.driver.node.raft;
-      const log = raft.log;
-      return {
-        id,
-        term: raft.term,
-        isLeader: raft.state === 'leader',
-        commitIndex: log.committed,
-        lastApplied: a.driver.appliedIndex,
-        firstIndex: log.firstIndex(),
-        lastIndex: log.lastIndex(),
-        termAt: (i) => log.maybeTerm(i) ?? -1,
-        down: false,
-      };
-    }),
-  });
+  const view = (): RaftClusterView => raftClusterView(ids, app);
   sim.invariant('raft', () => registry.assertInvariants(view()));
 
   const nemesis = new Nemesis(sim, ids, config.nemesis).start();
