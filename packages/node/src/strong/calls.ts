@@ -1,0 +1,50 @@
+/**
+ * The two kinds of strong call every API method reduces to: a write (a
+ * session command through the log) and a linearizable read (ReadIndex on the
+ * leader). Both resolve with the coord result's value or reject with its
+ * typed error, within the call's time bound.
+ */
+import { type Operation, type OpResult, unwrap } from '@parley/coord';
+import { InvalidArgumentError, UnavailableError } from '@parley/interface';
+import type { NodeContext } from '../context.js';
+import type { ResolvedStrongOptions } from './options.js';
+import type { StrongRouter } from './router.js';
+import type { SessionPool } from './sessions.js';
+
+export interface CallOptions {
+  /** Bound of the whole call; default `callTimeoutMs`. */
+  timeoutMs?: number;
+  /** Extra time the leader may hold the call (a blocking lock wait). */
+  waitMs?: number;
+}
+
+export class StrongCalls {
+  constructor(
+    private readonly ctx: NodeContext,
+    private readonly router: StrongRouter,
+    private readonly pool: SessionPool,
+    private readonly options: ResolvedStrongOptions,
+  ) {}
+
+  private deadline(o: CallOptions): { deadlineMs: number; attemptCapMs: number } {
+    const timeoutMs = o.timeoutMs ?? this.options.callTimeoutMs;
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new InvalidArgumentError('timeoutMs must be positive');
+    const waitMs = o.waitMs ?? 0;
+    return {
+      deadlineMs: this.ctx.clock.nowMs() + timeoutMs + waitMs,
+      attemptCapMs: this.options.attemptTimeoutMs + waitMs,
+    };
+  }
+
+  write(op: Operation, o: CallOptions = {}): Promise<OpResult> {
+    const { deadlineMs, attemptCapMs } = this.deadline(o);
+    return this.pool.command(op, deadlineMs, attemptCapMs);
+  }
+
+  async read(op: Operation, o: CallOptions = {}): Promise<OpResult> {
+    const { deadlineMs, attemptCapMs } = this.deadline(o);
+    const answer = await this.router.send({ kind: 'read', command: { op } }, deadlineMs, attemptCapMs);
+    if (!('result' in answer)) throw new UnavailableError('unexpected answer to a read');
+    return unwrap(answer.result);
+  }
+}

@@ -1,0 +1,124 @@
+import { isParleyError } from '@parley/interface';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FAST, MemoryGroup } from './testing.js';
+
+const VOTERS = ['v1', 'v2', 'v3'];
+let group: MemoryGroup | undefined;
+afterEach(async () => {
+  await group?.stopAll();
+  group = undefined;
+});
+
+async function three(options = FAST) {
+  group = new MemoryGroup(VOTERS, options);
+  for (const id of VOTERS) await group.start(id);
+  await group.waitForLeader();
+  return group;
+}
+
+describe('strong module, a group of three', () => {
+  it('any node may call: the leader, a follower and a non-member see one linearizable store', async () => {
+    const g = await three();
+    const outsider = await g.start('client');
+    const leader = g.leader();
+    const follower = [...g.members.values()].find((m) => m.id !== leader?.id && VOTERS.includes(m.id));
+    expect(leader && follower).toBeTruthy();
+    const a = await follower?.module.strong('ns').set('k', 1);
+    const b = await outsider.module.strong('ns').set('k', 2, { ifVersion: a?.entry.version });
+    expect(b.operation).toBe('updated');
+    expect((await leader?.module.strong('ns').get('k'))?.value).toBe(2);
+    expect((await follower?.module.strong('ns').get('k'))?.version).toBe(b.entry.version);
+    expect((await outsider.module.strong('ns').get('k'))?.version).toBe(b.entry.version);
+    const lock = await outsider.module.locks('l').acquire('x', { owner: 'o', ttl: 10 });
+    await expect(follower?.module.locks('l').acquire('x', { owner: 'p' })).rejects.toSatisfy((e) =>
+      isParleyError(e, 'lock_held'),
+    );
+    await follower?.module.strong('ns').set('fenced', 1, { fence: lock });
+    const st = await outsider.module.cluster.status();
+    expect(st.voters).toEqual([]); // a non-member knows no membership until it is added
+    const ls = await (leader?.module.cluster.status() ?? Promise.reject());
+    expect(ls.voters).toEqual(VOTERS);
+    expect(ls.peers.map((p) => p.peer)).toEqual(VOTERS.filter((v) => v !== leader?.id));
+  });
+
+  it('a write retried across a leader crash is applied once, and every acknowledged write survives', async () => {
+    const g = await three();
+    const outsider = await g.start('client');
+    const ns = outsider.module.strong('counter');
+    let acked = 0;
+    for (let i = 0; i < 10; i++) {
+      await ns.doc<{ n: number }>('c').update((c) => ({ n: c.n + 1 }), { create: { n: 0 } });
+      acked++;
+      if (i === 4) await g.stop((g.leader() ?? g.member('v1')).id);
+    }
+    expect((await ns.get('c'))?.value).toEqual({ n: acked });
+    // The stopped voter comes back from its disk and catches up.
+    const down = VOTERS.find((v) => !g.members.has(v)) as string;
+    const back = await g.start(down);
+    expect((await back.module.strong('counter').get('c'))?.value).toEqual({ n: 10 });
+  });
+
+  it('on the minority side a call fails with unavailable or timeout within its bound', async () => {
+    const g = await three({ ...FAST, callTimeoutMs: 1_000 });
+    const leader = g.leader();
+    const follower = [...g.members.values()].find((m) => m.id !== leader?.id);
+    if (!follower) throw new Error('no follower');
+    g.network.partition(
+      [follower.id],
+      VOTERS.filter((v) => v !== follower.id),
+    );
+    const t0 = Date.now();
+    const err = await follower.module
+      .strong('ns')
+      .set('k', 1, { timeoutMs: 800 })
+      .catch((e) => e);
+    const took = Date.now() - t0;
+    expect(isParleyError(err) && ['unavailable', 'timeout'].includes(err.code)).toBe(true);
+    expect(took).toBeLessThan(800 + 1_000);
+    const readErr = await follower.module
+      .strong('ns')
+      .get('k')
+      .catch((e) => e);
+    expect(isParleyError(readErr) && ['unavailable', 'timeout'].includes(readErr.code)).toBe(true);
+    g.network.heal();
+    await follower.module.strong('ns').set('k', 2);
+  });
+
+  it('an isolated leader never answers a read from stale state; its pending reads fail and are retried on the new leader', async () => {
+    const g = await three();
+    const old = g.leader();
+    if (!old) throw new Error('no leader');
+    const others = VOTERS.filter((v) => v !== old.id);
+    const other = g.member(others[0] as string);
+    await other.module.strong('ns').set('k', 'before');
+    g.network.partition([old.id], others);
+    // The majority elects a new leader and writes; the old leader's reads must not see 'before'.
+    const write = other.module.strong('ns').set('k', 'after');
+    const read = old.module
+      .strong('ns')
+      .get('k')
+      .catch((e) => e);
+    await write;
+    g.network.heal();
+    const r = await read;
+    if (isParleyError(r)) expect(['unavailable', 'timeout', 'not_leader']).toContain(r.code);
+    else expect(r?.value).toBe('after');
+    expect((await old.module.strong('ns').get('k'))?.value).toBe('after');
+  });
+
+  it('snapshots compact the log and a member restarted from disk recovers the state', async () => {
+    const g = await three({ ...FAST, snapshotEveryEntries: 20, keepEntries: 2 });
+    const l = g.leader();
+    if (!l) throw new Error('no leader');
+    const ns = l.module.strong('s');
+    for (let i = 0; i < 60; i++) await ns.set(`k${i % 5}`, i);
+    expect(l.module.replica.snapshotsTaken).toBeGreaterThan(0);
+    expect(l.ctx.storage.raftLog.firstIndex()).toBeGreaterThan(20);
+    const follower = VOTERS.find((v) => v !== l.id) as string;
+    await g.stop(follower);
+    for (let i = 60; i < 100; i++) await ns.set(`k${i % 5}`, i);
+    const back = await g.start(follower);
+    expect((await back.module.strong('s').get('k4'))?.value).toBe(99);
+    expect(back.module.replica.snapshotsRestored).toBeGreaterThan(0); // caught up by InstallSnapshot
+  });
+});

@@ -1,0 +1,79 @@
+/**
+ * The strong module of a node: one Raft group member (or a non-member that
+ * forwards), the call router, the session pool, and the public faces
+ * `strong(ns)`, `locks(ns)` and `cluster`.
+ *
+ * @example
+ * ```ts
+ * const strong = await createStrongModule(ctx, { voters: [ctx.peerId] }); // a group of one
+ * const jobs = strong.strong('jobs');
+ * const { entry } = await jobs.set('cfg', { pct: 25 });
+ * await jobs.set('cfg', { pct: 50 }, { ifVersion: entry.version });
+ * const lock = await strong.locks('deploy').acquire('rollout', { owner: 'w1', ttl: 30 });
+ * await jobs.set('k', 1, { fence: lock });
+ * await strong.close();
+ * ```
+ */
+import type { Cluster, Locks, StrongNamespace } from '../api.js';
+import type { NodeContext } from '../context.js';
+import { StrongCalls } from './calls.js';
+import { ClusterImpl } from './cluster.js';
+import { LocksImpl } from './locks.js';
+import { StrongNamespaceImpl } from './namespace.js';
+import { type ResolvedStrongOptions, resolveStrongOptions, type StrongOptions } from './options.js';
+import { type ReplicaHooks, StrongReplica } from './replica.js';
+import { StrongRouter } from './router.js';
+import { SessionPool } from './sessions.js';
+import { Watches } from './watch.js';
+
+export interface StrongModule {
+  strong(namespace: string): StrongNamespace;
+  locks(namespace: string): Locks;
+  readonly cluster: Cluster;
+  /** This member's replica (status, hooks for tests and the simulator). */
+  readonly replica: StrongReplica;
+  readonly router: StrongRouter;
+  readonly options: ResolvedStrongOptions;
+  /** Stops the Raft driver and fails pending calls (retryable). Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface StrongModuleExtras {
+  /** Observes every applied command (simulator checkers, tests). */
+  hooks?: ReplicaHooks;
+}
+
+/** Builds and starts the strong module. The context's transport must be started. */
+export async function createStrongModule(
+  ctx: NodeContext,
+  options: StrongOptions = {},
+  extras: StrongModuleExtras = {},
+): Promise<StrongModule> {
+  const resolved = resolveStrongOptions(ctx.peerId, options);
+  const replica = new StrongReplica(ctx, resolved, extras.hooks);
+  const router = new StrongRouter(ctx, replica, resolved);
+  const pool = new SessionPool(ctx, router, resolved);
+  const calls = new StrongCalls(ctx, router, pool, resolved);
+  const watches = new Watches(ctx, replica, router, resolved);
+  const cluster = new ClusterImpl(ctx, replica, router, resolved);
+  router.start();
+  await replica.start();
+  pool.start();
+  let closed = false;
+  return {
+    strong: (namespace) => new StrongNamespaceImpl(namespace, calls, watches),
+    locks: (namespace) => new LocksImpl(namespace, calls, ctx),
+    cluster,
+    replica,
+    router,
+    options: resolved,
+    async close() {
+      if (closed) return;
+      closed = true;
+      watches.close();
+      pool.close();
+      router.close();
+      replica.stop();
+    },
+  };
+}

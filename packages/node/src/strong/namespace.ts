@@ -1,0 +1,226 @@
+/**
+ * `node.strong(ns)`: a strong namespace over the Raft group. Writes are
+ * session commands through the log; reads are linearizable (ReadIndex on the
+ * leader); every failure is coord's typed error.
+ */
+import { type DocStore, doc, type JsonValue, type LeaseView, type Operation, type OpResult } from '@parley/coord';
+import { InvalidArgumentError, isParleyError, type Unsubscribe } from '@parley/interface';
+import type {
+  ClaimResult,
+  FenceToken,
+  Lease,
+  ListPage,
+  ListQuery,
+  StrongChange,
+  StrongEntry,
+  StrongNamespace,
+  StrongSetResult,
+  StrongWriteOptions,
+  WatchOptions,
+} from '../api.js';
+import type { StrongCalls } from './calls.js';
+import type { Watches } from './watch.js';
+
+function expect<T extends OpResult['type']>(r: OpResult, type: T): Extract<OpResult, { type: T }> {
+  if (r.type !== type) throw new InvalidArgumentError(`expected a '${type}' result, got '${r.type}'`);
+  return r as Extract<OpResult, { type: T }>;
+}
+
+function fenceRef(f: FenceToken): { namespace: string; key: string; token: number } {
+  return { namespace: f.namespace, key: f.key, token: f.fence };
+}
+
+export class StrongNamespaceImpl implements StrongNamespace {
+  constructor(
+    readonly name: string,
+    private readonly calls: StrongCalls,
+    private readonly watches: Watches,
+  ) {}
+
+  async set(key: string, value: JsonValue, options: StrongWriteOptions = {}): Promise<StrongSetResult> {
+    const op: Extract<Operation, { type: 'set' }> = { type: 'set', namespace: this.name, key, value };
+    if (options.ttl !== undefined) op.ttlSeconds = options.ttl;
+    if (options.ifVersion !== undefined) op.ifVersion = options.ifVersion;
+    if (options.ifNotExists !== undefined) op.ifNotExists = options.ifNotExists;
+    if (options.fence !== undefined) op.fence = fenceRef(options.fence);
+    const r = expect(await this.calls.write(op, { timeoutMs: options.timeoutMs }), 'entry');
+    return { entry: r.entry, operation: r.operation };
+  }
+
+  async get(key: string): Promise<StrongEntry | undefined> {
+    try {
+      return expect(await this.calls.read({ type: 'get', namespace: this.name, key }), 'got').entry;
+    } catch (err) {
+      if (isParleyError(err, 'key_not_found')) return undefined;
+      throw err;
+    }
+  }
+
+  async delete(key: string, options: { ifVersion?: string; fence?: FenceToken } = {}): Promise<boolean> {
+    const op: Extract<Operation, { type: 'delete' }> = { type: 'delete', namespace: this.name, key };
+    if (options.ifVersion !== undefined) op.ifVersion = options.ifVersion;
+    if (options.fence !== undefined) op.fence = fenceRef(options.fence);
+    try {
+      expect(await this.calls.write(op), 'deleted');
+      return true;
+    } catch (err) {
+      if (isParleyError(err, 'key_not_found') && options.ifVersion === undefined) return false;
+      throw err;
+    }
+  }
+
+  async list(query: ListQuery = {}): Promise<ListPage<StrongEntry>> {
+    const op: Extract<Operation, { type: 'list' }> = { type: 'list', namespace: this.name };
+    if (query.q !== undefined) op.q = query.q;
+    if (query.filter !== undefined) op.filter = query.filter;
+    if (query.sortBy !== undefined) op.sortBy = query.sortBy;
+    if (query.sortOrder !== undefined) op.sortOrder = query.sortOrder;
+    if (query.limit !== undefined) op.limit = query.limit;
+    if (query.cursor !== undefined) op.cursor = query.cursor;
+    const r = expect(await this.calls.read(op), 'list');
+    return { items: r.items, nextCursor: r.nextCursor };
+  }
+
+  async deleteNamespace(options: {
+    confirm: boolean;
+    pattern?: string;
+  }): Promise<{ deleted_count: number; namespace: string; pattern_used: string }> {
+    const op: Extract<Operation, { type: 'delete_namespace' }> = {
+      type: 'delete_namespace',
+      namespace: this.name,
+      confirm: options.confirm,
+    };
+    if (options.pattern !== undefined) op.pattern = options.pattern;
+    const r = expect(await this.calls.write(op), 'namespace_deleted');
+    return { deleted_count: r.deleted_count, namespace: r.namespace, pattern_used: r.pattern_used };
+  }
+
+  async claim(key: string, value: JsonValue, options: { ttl?: number } = {}): Promise<ClaimResult> {
+    const op: Extract<Operation, { type: 'claim' }> = { type: 'claim', namespace: this.name, key, value };
+    if (options.ttl !== undefined) op.ttlSeconds = options.ttl;
+    const r = expect(await this.calls.write(op), 'claim');
+    return { won: r.won, value: r.value, version: r.version, entry: r.entry };
+  }
+
+  async lease(key: string, options: { ttl: number; holder: string; state?: JsonValue }): Promise<Lease> {
+    const op: Extract<Operation, { type: 'lease_acquire' }> = {
+      type: 'lease_acquire',
+      namespace: this.name,
+      key,
+      holder: options.holder,
+      ttlSeconds: options.ttl,
+    };
+    if (options.state !== undefined) op.state = options.state;
+    const r = expect(await this.calls.write(op), 'lease');
+    return new StrongLease(this.calls, r.lease, options.ttl);
+  }
+
+  async attach(key: string, holder: string): Promise<Lease | undefined> {
+    const r = await this.calls.read({ type: 'lease_attach', namespace: this.name, key, holder });
+    if (r.type === 'lease_absent') return undefined;
+    const view = expect(r, 'lease').lease;
+    return new StrongLease(this.calls, view, view.ttlSeconds);
+  }
+
+  doc<T extends JsonValue>(
+    key: string,
+  ): { update(fn: (current: T) => T, options?: { create?: T; ttl?: number }): Promise<StrongEntry> } {
+    return {
+      update: async (fn, options = {}) => {
+        let written: StrongEntry | undefined;
+        const store: DocStore = {
+          get: async (k) => {
+            const e = await this.get(k);
+            return e === undefined ? undefined : { value: e.value, version: e.version };
+          },
+          set: async (k, value, condition) => {
+            const r = await this.set(k, value, {
+              ...condition,
+              ...(options.ttl !== undefined ? { ttl: options.ttl } : {}),
+            });
+            written = r.entry;
+            return { version: r.entry.version };
+          },
+          delete: async (k) => {
+            await this.delete(k);
+          },
+        };
+        await doc<T>(store, key).update(fn, options.create !== undefined ? { create: options.create } : {});
+        return written as StrongEntry;
+      },
+    };
+  }
+
+  watch(options: WatchOptions & { fromRevision?: number }, callback: (change: StrongChange) => void): Unsubscribe {
+    return this.watches.watch(this.name, options, callback);
+  }
+}
+
+/** One ownership period of a lease (namespace, key, holder, epoch); every call is fenced by the state machine. */
+export class StrongLease implements Lease {
+  private current: LeaseView;
+  readonly holder: string;
+  readonly epoch: number;
+
+  constructor(
+    private readonly calls: StrongCalls,
+    view: LeaseView,
+    private readonly ttlSeconds: number,
+  ) {
+    this.current = view;
+    this.holder = view.holder ?? '';
+    this.epoch = view.epoch;
+  }
+
+  get namespace(): string {
+    return this.current.namespace;
+  }
+  get key(): string {
+    return this.current.key;
+  }
+  get view(): LeaseView {
+    return this.current;
+  }
+
+  private async submit(op: Operation): Promise<LeaseView> {
+    const r = expect(await this.calls.write(op), 'lease');
+    this.current = r.lease;
+    return r.lease;
+  }
+
+  renew(ttl?: number): Promise<LeaseView> {
+    return this.submit({
+      type: 'lease_renew',
+      namespace: this.namespace,
+      key: this.key,
+      holder: this.holder,
+      epoch: this.epoch,
+      ttlSeconds: ttl ?? this.ttlSeconds,
+    });
+  }
+
+  updateState(state: JsonValue, options: { ifVersion?: string } = {}): Promise<LeaseView> {
+    const op: Extract<Operation, { type: 'lease_write' }> = {
+      type: 'lease_write',
+      namespace: this.namespace,
+      key: this.key,
+      holder: this.holder,
+      epoch: this.epoch,
+      state,
+    };
+    if (options.ifVersion !== undefined) op.ifVersion = options.ifVersion;
+    return this.submit(op);
+  }
+
+  async release(state?: JsonValue): Promise<void> {
+    const op: Extract<Operation, { type: 'lease_release' }> = {
+      type: 'lease_release',
+      namespace: this.namespace,
+      key: this.key,
+      holder: this.holder,
+      epoch: this.epoch,
+    };
+    if (state !== undefined) op.state = state;
+    await this.submit(op);
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * Settings of the strong module (the `raft` option of `createNode`), with
+ * their defaults.
+ */
+import type { CoordLimits } from '@parley/coord';
+import { InvalidArgumentError, type PeerId } from '@parley/interface';
+
+export interface StrongOptions {
+  /**
+   * The Raft group's voters when it is first formed (ignored once this node's
+   * Raft log holds a membership). Default: this node alone, a group of one.
+   * A node not listed starts as a non-member: it forwards every call to the
+   * group, and can be added later with `cluster.addLearner` / `addVoter`.
+   */
+  voters?: PeerId[];
+  /** Initial learners (non-voting members that replicate the log). */
+  learners?: PeerId[];
+  /** Milliseconds per Raft tick (default 100). */
+  tickMs?: number;
+  /** Election timeout in ticks (default 10: 1–2 s at 100 ms). */
+  electionTimeoutTicks?: number;
+  /** Heartbeat interval in ticks (default 1). */
+  heartbeatTicks?: number;
+  /** Cluster-wide string mixed into version tokens; same on every member (default ''). */
+  versionKey?: string;
+  /** Coord limits; same on every member. */
+  limits?: Partial<CoordLimits>;
+  /** Snapshot the coord state once this many entries were applied since the last one (default 10,000). */
+  snapshotEveryEntries?: number;
+  /** … or once this many bytes of commands were applied since the last one (default 8 MiB). */
+  snapshotEveryBytes?: number;
+  /** Entries kept behind a snapshot for followers that lag a little (default 1000). */
+  keepEntries?: number;
+  /** Default bound of one call, forwarding and retries included (default 10,000 ms). */
+  callTimeoutMs?: number;
+  /** Bound of one forwarded attempt before it is re-sent (default 3000 ms; blocking lock waits excepted). */
+  attemptTimeoutMs?: number;
+  /** How often the leader proposes `expire` (default 1000 ms). */
+  expireEveryMs?: number;
+  /** Client sessions this node keeps open at most (default 16; each has 32 calls in flight). */
+  maxSessions?: number;
+  /** Calls waiting for a free session slot before `unavailable` (default 4096). */
+  maxQueuedCalls?: number;
+  /** Changes kept for `watch({fromRevision})` (default 10,000). */
+  maxWatchHistory?: number;
+  /** InstallSnapshot chunk size (default 256 KiB). */
+  maxSnapshotChunkBytes?: number;
+}
+
+export type ResolvedStrongOptions = Required<Omit<StrongOptions, 'limits'>> & { limits: Partial<CoordLimits> };
+
+function positiveInt(name: string, v: number): number {
+  if (!Number.isSafeInteger(v) || v < 1) throw new InvalidArgumentError(`raft.${name} must be a positive integer`);
+  return v;
+}
+
+export function resolveStrongOptions(self: PeerId, o: StrongOptions = {}): ResolvedStrongOptions {
+  const voters = o.voters && o.voters.length > 0 ? [...new Set(o.voters)] : [self];
+  const learners = [...new Set(o.learners ?? [])].filter((l) => !voters.includes(l));
+  if (voters.some((v) => typeof v !== 'string' || v === '')) {
+    throw new InvalidArgumentError('raft.voters must be non-empty peer ids');
+  }
+  return {
+    voters,
+    learners,
+    tickMs: positiveInt('tickMs', o.tickMs ?? 100),
+    electionTimeoutTicks: positiveInt('electionTimeoutTicks', o.electionTimeoutTicks ?? 10),
+    heartbeatTicks: positiveInt('heartbeatTicks', o.heartbeatTicks ?? 1),
+    versionKey: o.versionKey ?? '',
+    limits: o.limits ?? {},
+    snapshotEveryEntries: positiveInt('snapshotEveryEntries', o.snapshotEveryEntries ?? 10_000),
+    snapshotEveryBytes: positiveInt('snapshotEveryBytes', o.snapshotEveryBytes ?? 8 * 1024 * 1024),
+    keepEntries: Math.max(0, Math.floor(o.keepEntries ?? 1000)),
+    callTimeoutMs: positiveInt('callTimeoutMs', o.callTimeoutMs ?? 10_000),
+    attemptTimeoutMs: positiveInt('attemptTimeoutMs', o.attemptTimeoutMs ?? 3_000),
+    expireEveryMs: positiveInt('expireEveryMs', o.expireEveryMs ?? 1_000),
+    maxSessions: positiveInt('maxSessions', o.maxSessions ?? 16),
+    maxQueuedCalls: positiveInt('maxQueuedCalls', o.maxQueuedCalls ?? 4096),
+    maxWatchHistory: positiveInt('maxWatchHistory', o.maxWatchHistory ?? 10_000),
+    maxSnapshotChunkBytes: positiveInt('maxSnapshotChunkBytes', o.maxSnapshotChunkBytes ?? 256 * 1024),
+  };
+}

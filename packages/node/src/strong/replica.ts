@@ -1,0 +1,528 @@
+/**
+ * One member's copy of the strong state: @parley/raft's RaftDriver over the
+ * node's transport, Raft log and scheduler, applying @parley/coord's
+ * CoordStateMachine to every committed entry.
+ *
+ * As leader it stamps each command with its clock and proposes it, answers
+ * the proposer once the entry is applied (by the command's session and
+ * sequence number: coord's session table is the only dedupe), serves reads
+ * by ReadIndex, proposes `expire` after winning an election and every
+ * `expireEveryMs`. A leader that steps down fails its pending proposals and
+ * reads at once with `not_leader` (the caller retries on the new leader; a
+ * proposal that commits anyway is answered from the session table).
+ * Snapshots of the coord state are taken every N entries or bytes and the
+ * log is compacted behind them.
+ */
+import {
+  type ApplyOutput,
+  type Command,
+  type CommandResult,
+  CoordStateMachine,
+  decodeCommand,
+  encodeCommand,
+  type Operation,
+} from '@parley/coord';
+import {
+  type Cancel,
+  NotLeaderError,
+  type PeerId,
+  type RaftEntry,
+  type RaftSnapshot,
+  TimeoutError,
+} from '@parley/interface';
+import { type ConfChange, RaftDriver, type SoftState, type Status } from '@parley/raft';
+import type { StrongChange } from '../api.js';
+import type { NodeContext } from '../context.js';
+import { ChangeLog } from './changes.js';
+import type { ResolvedStrongOptions } from './options.js';
+
+/** What a scenario or test may observe of every applied command (in log order). */
+export interface ReplicaHooks {
+  onApply?(index: number, term: number, command: Command | undefined, output: ApplyOutput): void;
+  onRestore?(index: number): void;
+}
+
+interface Waiter {
+  resolve(r: CommandResult): void;
+  reject(err: unknown): void;
+  /** For register_session: the term the proposal was appended in. */
+  term?: number;
+  proposedAtMs: number;
+}
+
+interface PendingRead {
+  op: Operation;
+  resolve(r: CommandResult): void;
+  reject(err: unknown): void;
+  index: number;
+}
+
+/** A pending answer and how to stop waiting for it. */
+export interface Pending<T> {
+  promise: Promise<T>;
+  cancel(err: unknown): void;
+}
+
+const LOCK_WAITING = 'lock_waiting';
+
+export class StrongReplica {
+  sm: CoordStateMachine;
+  readonly driver: RaftDriver;
+  readonly changes: ChangeLog;
+  /** A storage or state machine error that stopped the driver. */
+  fatal: unknown;
+  /** Index of the last entry handed to the state machine (or restored from a snapshot). */
+  appliedThrough: number;
+  snapshotsTaken = 0;
+  snapshotsRestored = 0;
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  private readonly regWaiters = new Map<number, Waiter>();
+  private readonly reads = new Map<string, PendingRead>();
+  private readyReads: PendingRead[] = [];
+  private readonly applyListeners = new Set<() => void>();
+  private readCounter = 0;
+  private leading = false;
+  private leaderTerm = -1;
+  private sinceExpireMs = 0;
+  private lastSnapshotIndex: number;
+  private bytesSinceSnapshot = 0;
+  private snapshotting = false;
+  private stopped = false;
+  private cancelLoop: Cancel | undefined;
+
+  constructor(
+    private readonly ctx: NodeContext,
+    private readonly options: ResolvedStrongOptions,
+    private readonly hooks: ReplicaHooks = {},
+  ) {
+    const storage = ctx.storage.raftLog;
+    this.sm = this.freshStateMachine();
+    const snap = storage.snapshot();
+    if (snap.data.byteLength > 0) this.sm.restore(snap.data);
+    this.lastSnapshotIndex = snap.meta.index;
+    this.appliedThrough = snap.meta.index;
+    this.changes = new ChangeLog(options.maxWatchHistory);
+    this.changes.resetTo(snap.meta.index);
+    const member = options.voters.includes(ctx.peerId) || options.learners.includes(ctx.peerId);
+    this.driver = new RaftDriver({
+      raft: {
+        id: ctx.peerId,
+        random: ctx.random,
+        // A node outside the initial group starts with no membership and learns it when added.
+        voters: member ? options.voters : [],
+        learners: member ? options.learners : [],
+        electionTimeoutTicks: options.electionTimeoutTicks,
+        heartbeatTicks: options.heartbeatTicks,
+        maxSnapshotChunkBytes: options.maxSnapshotChunkBytes,
+        readOnly: 'safe',
+      },
+      storage,
+      transport: ctx.transport,
+      scheduler: ctx.scheduler,
+      tickMs: options.tickMs,
+      stateMachine: {
+        apply: (entries) => this.apply(entries),
+        restore: (s) => this.restore(s),
+      },
+      onReadState: (rs) => this.onReadState(rs.index, rs.context),
+      onSoftState: (ss) => this.onSoftState(ss),
+      onError: (err) => {
+        this.fatal = err;
+        this.ctx.logger.error({ err: String(err) }, 'strong: raft driver stopped');
+        this.failAll(err);
+      },
+    });
+  }
+
+  private freshStateMachine(): CoordStateMachine {
+    return new CoordStateMachine({ versionKey: this.options.versionKey, limits: this.options.limits });
+  }
+
+  async start(): Promise<void> {
+    await this.driver.start();
+    // A group of one need not wait out an election timeout.
+    const st = this.driver.status();
+    if (st.voters.length === 1 && st.voters[0] === this.ctx.peerId && st.state !== 'leader') this.driver.campaign();
+    this.leaderLoop();
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.cancelLoop?.();
+    this.driver.stop();
+    this.failAll(new NotLeaderError());
+  }
+
+  status(): Status {
+    return this.driver.status();
+  }
+
+  isLeader(): boolean {
+    return !this.stopped && this.driver.status().state === 'leader';
+  }
+
+  /** The leader this member knows of, if any. */
+  leaderHint(): PeerId | undefined {
+    const lead = this.driver.status().lead;
+    return lead === '' ? undefined : lead;
+  }
+
+  private requireLeader(): void {
+    if (!this.isLeader()) throw new NotLeaderError(this.leaderHint());
+  }
+
+  /** Called after every applied batch (cluster changes wait on it). */
+  onApplied(listener: () => void): () => void {
+    this.applyListeners.add(listener);
+    return () => this.applyListeners.delete(listener);
+  }
+
+  // ---------------------------------------------------------------- proposals
+
+  /**
+   * Leader only: stamps `command` with this node's clock, proposes it and
+   * resolves with its result once applied. A blocking lock acquire resolves
+   * with the grant or the wait's failure, not with `lock_waiting`. Throws
+   * `not_leader` (with a hint) when this member does not lead.
+   */
+  submit(command: Omit<Command, 'nowMs'>): Pending<CommandResult> {
+    this.requireLeader();
+    const bytes = encodeCommand({ ...command, nowMs: this.stampMs() });
+    let waiter!: Waiter;
+    const promise = new Promise<CommandResult>((resolve, reject) => {
+      waiter = { resolve, reject, proposedAtMs: this.ctx.clock.nowMs() };
+    });
+    const isRegister = command.clientId === undefined && command.op.type === 'register_session';
+    const key = command.clientId === undefined ? undefined : `${command.clientId}/${command.seq}`;
+    if (key !== undefined) this.addWaiter(key, waiter);
+    let pos: { index: number; term: number } | undefined;
+    try {
+      pos = this.driver.propose(bytes);
+      if (pos === undefined) throw new NotLeaderError(this.leaderHint());
+    } catch (err) {
+      if (key !== undefined) this.removeWaiter(key, waiter);
+      throw err;
+    }
+    if (isRegister) {
+      waiter.term = pos.term;
+      this.regWaiters.set(pos.index, waiter);
+    }
+    const index = pos.index;
+    return {
+      promise,
+      cancel: (err) => {
+        if (key !== undefined) this.removeWaiter(key, waiter);
+        if (isRegister && this.regWaiters.get(index) === waiter) this.regWaiters.delete(index);
+        waiter.reject(err);
+      },
+    };
+  }
+
+  /** Leader only: a linearizable read by ReadIndex, answered from the state once applied through it. */
+  read(op: Operation): Pending<CommandResult> {
+    this.requireLeader();
+    const context = new TextEncoder().encode(`${this.ctx.peerId}#${++this.readCounter}`);
+    const key = ctxKey(context);
+    let pending!: PendingRead;
+    const promise = new Promise<CommandResult>((resolve, reject) => {
+      pending = { op, resolve, reject, index: -1 };
+    });
+    this.reads.set(key, pending);
+    try {
+      this.driver.readIndex(context);
+    } catch (err) {
+      this.reads.delete(key);
+      throw err;
+    }
+    return {
+      promise,
+      cancel: (err) => {
+        this.reads.delete(key);
+        this.readyReads = this.readyReads.filter((r) => r !== pending);
+        pending.reject(err);
+      },
+    };
+  }
+
+  /** Leader only: proposes a membership change; resolves once it is applied here. */
+  async changeMembership(cc: ConfChange, timeoutMs: number): Promise<void> {
+    this.requireLeader();
+    const pos = this.driver.proposeConfChange(cc);
+    if (pos === undefined) throw new NotLeaderError(this.leaderHint());
+    await this.waitApplied(pos.index, pos.term, timeoutMs);
+  }
+
+  /** Resolves once the entry at (index, term) is applied here; rejects when it was overwritten or on timeout. */
+  waitApplied(index: number, term: number, timeoutMs: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let off: () => void = () => {};
+      const cancelTimer = this.ctx.scheduler.after(timeoutMs, () => {
+        off();
+        reject(new TimeoutError(`entry ${index} not applied within ${timeoutMs} ms`));
+      });
+      const check = () => {
+        if (this.appliedThrough < index) return;
+        off();
+        cancelTimer();
+        let t: number | undefined;
+        try {
+          t = this.ctx.storage.raftLog.term(index);
+        } catch {
+          t = undefined; // compacted: it was applied, and entries are never overwritten once applied
+        }
+        if (t !== undefined && t !== term) reject(new NotLeaderError(this.leaderHint()));
+        else resolve();
+      };
+      off = this.onApplied(check);
+      check();
+    });
+  }
+
+  private stampMs(): number {
+    return Math.max(0, Math.floor(this.ctx.clock.nowMs()));
+  }
+
+  private addWaiter(key: string, w: Waiter): void {
+    let set = this.waiters.get(key);
+    if (!set) this.waiters.set(key, (set = new Set()));
+    set.add(w);
+  }
+
+  private removeWaiter(key: string, w: Waiter): void {
+    const set = this.waiters.get(key);
+    if (!set) return;
+    set.delete(w);
+    if (set.size === 0) this.waiters.delete(key);
+  }
+
+  private answer(key: string, result: CommandResult): void {
+    if (result.ok && result.value.type === LOCK_WAITING) return; // the grant comes later, as a delivery
+    const set = this.waiters.get(key);
+    if (!set) return;
+    this.waiters.delete(key);
+    const now = this.ctx.clock.nowMs();
+    for (const w of set) {
+      this.ctx.events.emit('raft:commit', { ms: Math.max(0, now - w.proposedAtMs) });
+      w.resolve(result);
+    }
+  }
+
+  // ---------------------------------------------------------------- apply
+
+  private apply(entries: readonly RaftEntry[]): void {
+    for (const e of entries) {
+      if (e.type !== 'normal' || e.data.byteLength === 0) continue; // Raft's own entries carry no command
+      const pos = { index: e.index, term: e.term };
+      let command: Command | undefined;
+      try {
+        command = decodeCommand(e.data);
+      } catch {
+        command = undefined;
+      }
+      const removed = command ? this.keysRemovedBy(command.op) : [];
+      const out = command ? this.sm.apply(command, pos) : this.sm.applyBytes(e.data, pos);
+      this.bytesSinceSnapshot += e.data.byteLength;
+      this.hooks.onApply?.(e.index, e.term, command, out);
+      if (command) {
+        if (command.clientId !== undefined) this.answer(`${command.clientId}/${command.seq}`, out.result);
+        else if (command.op.type === 'register_session') {
+          const w = this.regWaiters.get(e.index);
+          if (w) {
+            this.regWaiters.delete(e.index);
+            if (w.term === e.term) w.resolve(out.result);
+            else w.reject(new NotLeaderError(this.leaderHint()));
+          }
+        }
+        this.recordChanges(e.index, command.op, out.result, removed);
+      }
+      for (const d of out.deliveries) this.answer(`${d.clientId}/${d.seq}`, d.result);
+    }
+    const last = entries[entries.length - 1];
+    if (last) this.appliedThrough = Math.max(this.appliedThrough, last.index);
+    // Register proposals overwritten by a new leader's log never apply at their index.
+    for (const [index, w] of this.regWaiters) {
+      if (index <= this.appliedThrough) {
+        this.regWaiters.delete(index);
+        w.reject(new NotLeaderError(this.leaderHint()));
+      }
+    }
+    this.serveReadyReads();
+    for (const l of [...this.applyListeners]) l();
+    this.ctx.events.emit('raft:apply-lag', { entries: Math.max(0, this.driver.status().commit - this.appliedThrough) });
+    const due =
+      this.appliedThrough - this.lastSnapshotIndex >= this.options.snapshotEveryEntries ||
+      this.bytesSinceSnapshot >= this.options.snapshotEveryBytes;
+    // The driver records the applied index only once apply returns: snapshot from a timer.
+    if (due && !this.snapshotting) this.ctx.scheduler.after(0, () => this.maybeSnapshot());
+  }
+
+  private restore(s: RaftSnapshot): void {
+    const sm = this.freshStateMachine();
+    sm.restore(s.data);
+    this.sm = sm;
+    this.snapshotsRestored++;
+    this.lastSnapshotIndex = s.meta.index;
+    this.bytesSinceSnapshot = 0;
+    this.appliedThrough = s.meta.index;
+    this.changes.resetTo(s.meta.index);
+    this.hooks.onRestore?.(s.meta.index);
+    this.serveReadyReads();
+    for (const l of [...this.applyListeners]) l();
+  }
+
+  private maybeSnapshot(): void {
+    if (this.stopped || this.snapshotting) return;
+    const applied = this.driver.appliedIndex;
+    const due =
+      applied - this.lastSnapshotIndex >= this.options.snapshotEveryEntries ||
+      this.bytesSinceSnapshot >= this.options.snapshotEveryBytes;
+    // The state machine's state must be the state at the driver's applied index: else try later.
+    if (!due || this.appliedThrough !== applied) return;
+    this.snapshotting = true;
+    const data = this.sm.snapshot();
+    const bytes = this.bytesSinceSnapshot;
+    this.driver.createSnapshot(data, this.options.keepEntries).then(
+      (s) => {
+        if (s) {
+          this.lastSnapshotIndex = s.meta.index;
+          this.bytesSinceSnapshot = Math.max(0, this.bytesSinceSnapshot - bytes);
+          this.snapshotsTaken++;
+        }
+        this.snapshotting = false;
+      },
+      (err) => {
+        this.snapshotting = false;
+        this.ctx.logger.warn({ err: String(err) }, 'strong: snapshot failed');
+      },
+    );
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  private onReadState(index: number, context: Uint8Array): void {
+    const key = ctxKey(context);
+    const p = this.reads.get(key);
+    if (!p) return;
+    this.reads.delete(key);
+    p.index = index;
+    if (index <= this.appliedThrough) this.serve(p);
+    else this.readyReads.push(p);
+  }
+
+  private serveReadyReads(): void {
+    if (this.readyReads.length === 0) return;
+    const waiting: PendingRead[] = [];
+    for (const p of this.readyReads) {
+      if (p.index <= this.appliedThrough) this.serve(p);
+      else waiting.push(p);
+    }
+    this.readyReads = waiting;
+  }
+
+  private serve(p: PendingRead): void {
+    // Time of a read: the state machine's, moved up to this leader's clock (never back).
+    p.resolve(this.sm.query(p.op, this.stampMs()));
+  }
+
+  // ---------------------------------------------------------------- leadership
+
+  private onSoftState(ss: SoftState): void {
+    const leading = ss.state === 'leader';
+    const term = this.driver.node.raft.term;
+    this.ctx.events.emit('raft:term', { term, leader: ss.lead === '' ? null : ss.lead });
+    if (this.leading && !leading) this.failAll(new NotLeaderError(ss.lead === '' ? undefined : ss.lead));
+    this.leading = leading;
+  }
+
+  /** Pending proposals and reads of a leader that stepped down fail at once (retryable). */
+  private failAll(err: unknown): void {
+    const waiters = [...this.waiters.values()].flatMap((s) => [...s]);
+    this.waiters.clear();
+    const regs = [...this.regWaiters.values()];
+    this.regWaiters.clear();
+    const reads = [...this.reads.values(), ...this.readyReads];
+    this.reads.clear();
+    this.readyReads = [];
+    for (const w of [...waiters, ...regs]) w.reject(err);
+    for (const r of reads) r.reject(err);
+  }
+
+  /** Leader duty: `expire` after winning an election and every `expireEveryMs`. */
+  private leaderLoop(): void {
+    const step = () => {
+      if (this.stopped) return;
+      const st = this.driver.status();
+      if (st.state === 'leader') {
+        this.sinceExpireMs += this.options.tickMs;
+        if (st.term !== this.leaderTerm || this.sinceExpireMs >= this.options.expireEveryMs) {
+          try {
+            this.driver.propose(encodeCommand({ nowMs: this.stampMs(), op: { type: 'expire' } }));
+            this.leaderTerm = st.term;
+            this.sinceExpireMs = 0;
+          } catch {
+            // overloaded or stepping down: next tick
+          }
+        }
+      }
+      this.cancelLoop = this.ctx.scheduler.after(this.options.tickMs, step);
+    };
+    this.cancelLoop = this.ctx.scheduler.after(this.options.tickMs, step);
+  }
+
+  // ---------------------------------------------------------------- changes
+
+  /** Keys a namespace delete will remove (listed before it applies, for the change feed). */
+  private keysRemovedBy(op: Operation): string[] {
+    if (op.type !== 'delete_namespace' || !op.confirm) return [];
+    const keys: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 20; page++) {
+      const r = this.sm.query({ type: 'list', namespace: op.namespace, limit: 1000, ...(cursor ? { cursor } : {}) });
+      if (!r.ok || r.value.type !== 'list') break;
+      for (const e of r.value.items) keys.push(e.key);
+      if (r.value.nextCursor === null) break;
+      cursor = r.value.nextCursor;
+    }
+    return keys;
+  }
+
+  private recordChanges(revision: number, op: Operation, result: CommandResult, removed: string[]): void {
+    if (!result.ok) return;
+    const v = result.value;
+    const push = (c: Omit<StrongChange, 'revision'>) => this.changes.push({ ...c, revision });
+    switch (v.type) {
+      case 'entry':
+        push({ namespace: v.entry.namespace, key: v.entry.key, type: 'set', entry: v.entry });
+        return;
+      case 'claim':
+        if (v.won) push({ namespace: v.entry.namespace, key: v.entry.key, type: 'set', entry: v.entry });
+        return;
+      case 'deleted':
+        push({ namespace: v.namespace, key: v.key, type: 'delete' });
+        return;
+      case 'lease': {
+        if (op.type === 'lease_attach') return;
+        const got = this.sm.query({ type: 'get', namespace: v.lease.namespace, key: v.lease.key });
+        if (got.ok && got.value.type === 'got') {
+          push({ namespace: v.lease.namespace, key: v.lease.key, type: 'set', entry: got.value.entry });
+        }
+        return;
+      }
+      case 'namespace_deleted': {
+        if (op.type !== 'delete_namespace') return;
+        for (const key of removed) {
+          const still = this.sm.query({ type: 'get', namespace: op.namespace, key });
+          if (!still.ok) push({ namespace: op.namespace, key, type: 'delete' });
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+}
+
+function ctxKey(context: Uint8Array): string {
+  return new TextDecoder().decode(context);
+}

@@ -1,0 +1,236 @@
+/**
+ * Routes a strong call to the group's leader: served here when this member
+ * leads, else sent on the strong protocol to the leader this node knows of
+ * (its own Raft view, or the hint of the last `not_leader` answer), else to
+ * the members in turn. Retryable failures (`not_leader`, `unavailable`,
+ * `timeout`, `closed`) are retried with the same request until the call's
+ * deadline, so the caller sees one call; a write is the same session command
+ * each time, answered once by coord's session table.
+ *
+ * The leader side of the protocol is here too (`serve`): a write is proposed
+ * and answered once applied, a read goes through ReadIndex, membership
+ * changes through Raft's conf entries.
+ */
+import type { CommandResult } from '@parley/coord';
+import { decodeResult, encodeResult } from '@parley/coord';
+import {
+  type Cancel,
+  ClosedError,
+  isParleyError,
+  NotLeaderError,
+  ParleyError,
+  type PeerId,
+  TimeoutError,
+  UnavailableError,
+} from '@parley/interface';
+import type { NodeContext } from '../context.js';
+import type { ResolvedStrongOptions } from './options.js';
+import type { Pending, StrongReplica } from './replica.js';
+import {
+  type ChangesPage,
+  decodeChanges,
+  decodeRequest,
+  encodeChanges,
+  encodeRequest,
+  STRONG_PROTOCOL,
+  type StrongRequest,
+} from './wire.js';
+
+export type Answer = { result: CommandResult } | { page: ChangesPage } | { done: true };
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+export type RequestBody = DistributiveOmit<StrongRequest, 'timeoutMs'>;
+
+/** Network margin between a forwarded attempt's transport timeout and the leader's own wait. */
+const NETWORK_MARGIN_MS = 250;
+/** Leader hints followed in a row before backing off. */
+const MAX_HOPS = 4;
+
+export class StrongRouter {
+  private hint: PeerId | undefined;
+  private rotation = 0;
+  private closed = false;
+  private readonly timers = new Set<Cancel>();
+  /** Attempts re-sent after a retryable failure (observability). */
+  retries = 0;
+
+  constructor(
+    private readonly ctx: NodeContext,
+    private readonly replica: StrongReplica,
+    private readonly options: ResolvedStrongOptions,
+  ) {}
+
+  start(): void {
+    this.ctx.transport.handle(STRONG_PROTOCOL, async (_from, bytes) => {
+      const req = decodeRequest(bytes);
+      return encodeAnswer(await this.serve(req));
+    });
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.ctx.transport.unhandle(STRONG_PROTOCOL);
+    for (const t of this.timers) t();
+    this.timers.clear();
+  }
+
+  /** The members this node knows of: its Raft membership, or the configured voters. */
+  members(): PeerId[] {
+    const st = this.replica.status();
+    const known = st.voters.length > 0 ? st.voters : this.options.voters;
+    return [...known];
+  }
+
+  private isMember(): boolean {
+    const st = this.replica.status();
+    return st.voters.includes(this.ctx.peerId) || st.learners.includes(this.ctx.peerId);
+  }
+
+  // ---------------------------------------------------------------- leader side
+
+  /** Serves one request here (this member must lead, except for `changes`). */
+  async serve(req: StrongRequest): Promise<Answer> {
+    if (this.closed) throw new ClosedError('strong module');
+    switch (req.kind) {
+      case 'write':
+        return { result: await this.bounded(this.replica.submit(req.command), req.timeoutMs) };
+      case 'register':
+        return {
+          result: await this.bounded(this.replica.submit({ op: { type: 'register_session' } }), req.timeoutMs),
+        };
+      case 'read':
+        return { result: await this.bounded(this.replica.read(req.command.op), req.timeoutMs) };
+      case 'admin':
+        if (req.action === 'transferLeadership') await this.transfer(req.peer, req.timeoutMs);
+        else {
+          const type = req.action === 'removeNode' ? 'removeNode' : req.action;
+          await this.replica.changeMembership({ type, node: req.peer }, req.timeoutMs);
+        }
+        return { done: true };
+      case 'changes': {
+        if (!this.isMember()) throw new NotLeaderError(this.replica.leaderHint());
+        const filter =
+          req.prefix === undefined ? { namespace: req.namespace } : { namespace: req.namespace, prefix: req.prefix };
+        return {
+          page: {
+            changes: this.replica.changes.since(req.fromRevision, filter, req.limit),
+            revision: this.replica.appliedThrough,
+          },
+        };
+      }
+    }
+  }
+
+  private async transfer(to: PeerId, timeoutMs: number): Promise<void> {
+    if (!this.replica.isLeader()) throw new NotLeaderError(this.replica.leaderHint());
+    if (to === this.ctx.peerId) return;
+    if (!this.replica.status().voters.includes(to)) {
+      throw new ParleyError('invalid_argument', `'${to}' is not a voter`, { peer: to });
+    }
+    this.replica.driver.transferLeader(to);
+    const deadline = this.ctx.clock.nowMs() + timeoutMs;
+    while (this.replica.leaderHint() !== to || this.replica.isLeader()) {
+      if (this.ctx.clock.nowMs() >= deadline) throw new TimeoutError(`leadership did not move to '${to}'`);
+      await this.sleep(this.options.tickMs);
+    }
+  }
+
+  private bounded(pending: Pending<CommandResult>, timeoutMs: number): Promise<CommandResult> {
+    const cancel = this.ctx.scheduler.after(Math.max(1, timeoutMs), () =>
+      pending.cancel(new TimeoutError(`no answer within ${timeoutMs} ms`)),
+    );
+    this.timers.add(cancel);
+    return pending.promise.finally(() => {
+      cancel();
+      this.timers.delete(cancel);
+    });
+  }
+
+  // ---------------------------------------------------------------- caller side
+
+  private pickTarget(): PeerId | undefined {
+    if (this.replica.isLeader()) return this.ctx.peerId;
+    const lead = this.replica.leaderHint();
+    if (lead !== undefined) return lead;
+    if (this.hint !== undefined) return this.hint;
+    const others = this.members().filter((m) => m !== this.ctx.peerId);
+    if (others.length === 0) return this.members().includes(this.ctx.peerId) ? this.ctx.peerId : undefined;
+    return others[this.rotation++ % others.length];
+  }
+
+  /**
+   * Sends `body` to the leader until it answers or `deadlineMs` (this node's
+   * clock) passes. `attemptCapMs` bounds one attempt before it is re-sent.
+   * At the deadline: `timeout` if a leader was reached, else `unavailable`.
+   */
+  async send(body: RequestBody, deadlineMs: number, attemptCapMs = this.options.attemptTimeoutMs): Promise<Answer> {
+    let backoffMs = 10;
+    let hops = 0;
+    let reachedLeader = false;
+    let last: unknown;
+    for (;;) {
+      if (this.closed) throw new ClosedError('strong module');
+      const left = deadlineMs - this.ctx.clock.nowMs();
+      if (left <= 0) {
+        const details = { lastError: isParleyError(last) ? last.code : String(last ?? 'none') };
+        if (reachedLeader) throw new TimeoutError('strong call timed out', details);
+        throw new UnavailableError('no leader of the strong group could be reached', details);
+      }
+      const target = this.pickTarget();
+      const attemptMs = Math.min(left, attemptCapMs);
+      try {
+        if (target === undefined) throw new UnavailableError('no member of the strong group is known');
+        if (target === this.ctx.peerId) {
+          return await this.serve({ ...body, timeoutMs: attemptMs } as StrongRequest);
+        }
+        const waitMs = Math.max(1, attemptMs - NETWORK_MARGIN_MS);
+        const bytes = await this.ctx.transport.request(
+          target,
+          STRONG_PROTOCOL,
+          encodeRequest({ ...body, timeoutMs: waitMs } as StrongRequest),
+          { timeoutMs: attemptMs },
+        );
+        return decodeAnswer(body.kind, bytes);
+      } catch (err) {
+        last = err;
+        if (!isParleyError(err) || !err.retryable) throw err;
+        if (err.code === 'timeout') reachedLeader = true;
+        this.retries++;
+        if (err.code === 'not_leader') {
+          const hint = (err.details as { leaderHint?: unknown }).leaderHint;
+          this.hint = typeof hint === 'string' && hint !== '' && hint !== target ? hint : undefined;
+          if (this.hint !== undefined && ++hops <= MAX_HOPS) continue;
+        } else {
+          this.hint = undefined;
+        }
+        hops = 0;
+        const jitter = this.ctx.random.int(Math.max(1, backoffMs));
+        await this.sleep(Math.min(backoffMs + jitter, Math.max(1, deadlineMs - this.ctx.clock.nowMs())));
+        backoffMs = Math.min(backoffMs * 2, 16 * this.options.tickMs);
+      }
+    }
+  }
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const cancel = this.ctx.scheduler.after(ms, () => {
+        this.timers.delete(cancel);
+        resolve();
+      });
+      this.timers.add(cancel);
+    });
+  }
+}
+
+function encodeAnswer(a: Answer): Uint8Array {
+  if ('result' in a) return encodeResult(a.result);
+  if ('page' in a) return encodeChanges(a.page);
+  return new Uint8Array(0);
+}
+
+function decodeAnswer(kind: StrongRequest['kind'], bytes: Uint8Array): Answer {
+  if (kind === 'admin') return { done: true };
+  if (kind === 'changes') return { page: decodeChanges(bytes) };
+  return { result: decodeResult(bytes) };
+}

@@ -1,0 +1,158 @@
+/**
+ * The node's strong-call protocol: a member that does not lead (or a node
+ * outside the group) sends the call to the leader on a direct
+ * request/response stream, and the leader answers with the coord result.
+ *
+ * Request (ByteWriter varints and length-prefixed fields):
+ *
+ * | field        | type   | meaning                                                    |
+ * | ------------ | ------ | ---------------------------------------------------------- |
+ * | version      | u8     | 1                                                          |
+ * | kind         | u8     | 1 write, 2 read, 3 register session, 4 admin, 5 changes    |
+ * | timeoutMs    | uint   | how long the leader may wait for the answer                |
+ * | body         | bytes  | write/read: coord `encodeCommand` (nowMs 0: the leader stamps it); admin: action string + peer string; changes: fromRevision uint, namespace string, prefix string, hasPrefix bool, limit uint |
+ *
+ * Answer: coord `encodeResult` for write, read and register; empty for admin;
+ * for changes, a JSON page `{changes, revision}`.
+ * Failures travel as the transport's typed errors: `not_leader` carries the
+ * hint in `details.leaderHint`.
+ */
+import { type Command, decodeCommand, encodeCommand } from '@parley/coord';
+import { ByteReader, ByteWriter, DecodeError, type PeerId } from '@parley/interface';
+import type { StrongChange } from '../api.js';
+
+export const STRONG_PROTOCOL = '/parley/strong/1';
+const WIRE_VERSION = 1;
+/** Longest any leader may be asked to wait (a blocking lock wait of an hour plus margin). */
+export const MAX_WAIT_MS = 3_700_000;
+/** Changes per page. */
+export const MAX_CHANGES_PER_PAGE = 1000;
+
+export type AdminAction = 'addVoter' | 'addLearner' | 'removeNode' | 'transferLeadership';
+const ADMIN_ACTIONS: readonly AdminAction[] = ['addVoter', 'addLearner', 'removeNode', 'transferLeadership'];
+
+export type StrongRequest =
+  | { kind: 'write'; timeoutMs: number; command: Omit<Command, 'nowMs'> }
+  | { kind: 'read'; timeoutMs: number; command: Omit<Command, 'nowMs'> }
+  | { kind: 'register'; timeoutMs: number }
+  | { kind: 'admin'; timeoutMs: number; action: AdminAction; peer: PeerId }
+  | {
+      kind: 'changes';
+      timeoutMs: number;
+      fromRevision: number;
+      namespace: string;
+      prefix: string | undefined;
+      limit: number;
+    };
+
+const KIND_CODES = { write: 1, read: 2, register: 3, admin: 4, changes: 5 } as const;
+
+export function encodeRequest(req: StrongRequest): Uint8Array {
+  const w = new ByteWriter();
+  w.u8(WIRE_VERSION);
+  w.u8(KIND_CODES[req.kind]);
+  w.uint(Math.min(MAX_WAIT_MS, Math.max(0, Math.floor(req.timeoutMs))));
+  switch (req.kind) {
+    case 'write':
+    case 'read':
+      w.bytes(encodeCommand({ ...req.command, nowMs: 0 }));
+      break;
+    case 'register':
+      break;
+    case 'admin':
+      w.string(req.action);
+      w.string(req.peer);
+      break;
+    case 'changes':
+      w.uint(req.fromRevision);
+      w.string(req.namespace);
+      w.string(req.prefix ?? '');
+      w.bool(req.prefix !== undefined);
+      w.uint(req.limit);
+      break;
+  }
+  return w.finish();
+}
+
+/** Decodes untrusted bytes; throws only DecodeError. */
+export function decodeRequest(bytes: Uint8Array): StrongRequest {
+  const r = new ByteReader(bytes);
+  const version = r.u8();
+  if (version !== WIRE_VERSION) throw new DecodeError(`unsupported strong wire version ${version}`, 0);
+  const kind = r.u8();
+  const timeoutMs = r.uint();
+  if (timeoutMs > MAX_WAIT_MS) throw new DecodeError(`timeout ${timeoutMs} ms exceeds ${MAX_WAIT_MS}`, 2);
+  let req: StrongRequest;
+  switch (kind) {
+    case 1:
+    case 2: {
+      const { nowMs: _ignored, ...command } = decodeCommand(r.bytes());
+      req = { kind: kind === 1 ? 'write' : 'read', timeoutMs, command };
+      break;
+    }
+    case 3:
+      req = { kind: 'register', timeoutMs };
+      break;
+    case 4: {
+      const action = r.string() as AdminAction;
+      if (!ADMIN_ACTIONS.includes(action)) throw new DecodeError(`unknown admin action '${action}'`);
+      const peer = r.string();
+      if (peer === '' || peer.length > 256) throw new DecodeError('bad peer id');
+      req = { kind: 'admin', timeoutMs, action, peer };
+      break;
+    }
+    case 5: {
+      const fromRevision = r.uint();
+      const namespace = r.string();
+      const prefix = r.string();
+      const hasPrefix = r.bool();
+      const limit = Math.min(MAX_CHANGES_PER_PAGE, r.uint());
+      req = { kind: 'changes', timeoutMs, fromRevision, namespace, prefix: hasPrefix ? prefix : undefined, limit };
+      break;
+    }
+    default:
+      throw new DecodeError(`unknown strong request kind ${kind}`, 1);
+  }
+  r.end();
+  return req;
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder('utf-8', { fatal: true });
+
+/** A page of the change feed and the revision the answering member has applied through. */
+export interface ChangesPage {
+  changes: StrongChange[];
+  revision: number;
+}
+
+export function encodeChanges(page: ChangesPage): Uint8Array {
+  return enc.encode(JSON.stringify(page));
+}
+
+/** Decodes a changes page (from a member answering our request; the transport bounds its size). */
+export function decodeChanges(bytes: Uint8Array): ChangesPage {
+  let page: { changes?: unknown; revision?: unknown };
+  try {
+    page = JSON.parse(dec.decode(bytes));
+  } catch {
+    throw new DecodeError('malformed changes page');
+  }
+  const parsed = page?.changes;
+  if (!Array.isArray(parsed) || parsed.length > MAX_CHANGES_PER_PAGE || !Number.isSafeInteger(page.revision)) {
+    throw new DecodeError('malformed changes page');
+  }
+  for (const c of parsed) {
+    if (
+      c === null ||
+      typeof c !== 'object' ||
+      typeof c.namespace !== 'string' ||
+      typeof c.key !== 'string' ||
+      !['set', 'delete', 'expire'].includes(c.type) ||
+      !Number.isSafeInteger(c.revision)
+    ) {
+      throw new DecodeError('malformed change');
+    }
+  }
+  return { changes: parsed as StrongChange[], revision: page.revision as number };
+}
