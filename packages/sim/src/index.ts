@@ -74,6 +74,9 @@ export {
   SimRaftLogStorage,
 } from './storage.js';
 export {
+  GUARD_PREFIX,
+  type GuardCoverage,
+  guardLines,
   quantile,
   runSweep,
   type ScenarioStats,

@@ -8,7 +8,12 @@ import type { PeerId } from '@parley/interface';
 import { between } from './kernel.js';
 import type { Simulation } from './simulation.js';
 
-export type PartitionKind = 'symmetric' | 'one-way' | 'isolate' | 'majority' | 'bridge';
+/**
+ * `leader` cuts off the host `NemesisOptions.leader` names (with one follower
+ * half of the time): old-term entries stranded on a minority, the raw material
+ * of Figure 8 of the Raft paper. Not in `PARTITION_KINDS` (it needs `leader`).
+ */
+export type PartitionKind = 'symmetric' | 'one-way' | 'isolate' | 'majority' | 'bridge' | 'leader';
 
 export const PARTITION_KINDS: readonly PartitionKind[] = ['symmetric', 'one-way', 'isolate', 'majority', 'bridge'];
 
@@ -30,6 +35,10 @@ export interface NemesisOptions {
   durationMs?: { min: number; max: number };
   /** Hosts the nemesis may crash at once (keeps a quorum up for Raft). Default: all but one. */
   maxDown?: number;
+  /** The host that currently leads, for `leader` partitions and `crashLeader`. */
+  leader?: () => PeerId | undefined;
+  /** Crashes pick the current leader (when there is one) instead of a random host. */
+  crashLeader?: boolean;
 }
 
 export interface NemesisStats {
@@ -126,10 +135,14 @@ export class Nemesis {
       case 'crash': {
         const maxDown = this.options.maxDown ?? n - 1;
         if (this.down.size >= maxDown) return;
-        const [h] = this.pick(
-          1,
-          this.hosts.filter((x) => !this.down.has(x)),
-        );
+        const lead = this.options.crashLeader ? this.options.leader?.() : undefined;
+        const [h] =
+          lead !== undefined && !this.down.has(lead)
+            ? [lead]
+            : this.pick(
+                1,
+                this.hosts.filter((x) => !this.down.has(x)),
+              );
         if (!h) return;
         this.down.add(h);
         this.sim.host(h).crash();
@@ -193,6 +206,23 @@ export class Nemesis {
       case 'bridge': {
         const [a, b, c] = this.pick(3);
         net.bridge(a!, b!, c!);
+        return;
+      }
+      case 'leader': {
+        const lead = this.options.leader?.();
+        if (lead === undefined) {
+          net.isolate(this.pick()[0]!);
+          return;
+        }
+        const side = [lead];
+        if (this.sim.random.int(2) === 0)
+          side.push(
+            ...this.pick(
+              1,
+              this.hosts.filter((h) => h !== lead),
+            ),
+          );
+        net.partition(side);
         return;
       }
     }

@@ -4,7 +4,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { quantile, type SweepResult, summaryLine } from './sweep.js';
+import { guardLines, quantile, type SweepResult, summaryLine } from './sweep.js';
 
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf'];
 
@@ -107,6 +107,9 @@ export function reportMarkdown(result: SweepResult, svgName: string, wallSeconds
     );
   }
   if (summary.failures.length > 100) lines.push(`- … and ${summary.failures.length - 100} more (see --json).`);
+  lines.push('', '## Guards', '');
+  if (summary.guards.length === 0) lines.push('No scenario of this sweep reports guard counters.');
+  for (const line of guardLines(summary)) lines.push(`- ${line}`);
   lines.push('', '## Checks that ended unknown', '');
   if (summary.inconclusive.length === 0) lines.push('None.');
   for (const u of summary.inconclusive.slice(0, 100)) {

@@ -9,7 +9,7 @@ import { main } from './cli/sim.js';
 import { matchScenarios, registerScenario, runScenario, type Scenario } from './scenario.js';
 import './scenarios/index.js';
 import { violation } from './simulation.js';
-import { runSweep, summaryLine } from './sweep.js';
+import { guardLines, runSweep, summaryLine } from './sweep.js';
 
 /** The CI-sized sweep: every crdt-* scenario on a fixed block of seeds. */
 const CI_SEEDS = 20;
@@ -140,6 +140,37 @@ describe('runs and failures', () => {
   });
 });
 
+describe('guard coverage', () => {
+  it('counts the runs that exercised each guard and flags a guard no run exercised', async () => {
+    const guarded = (name: string, hits: (seed: number) => Record<string, number>): Scenario => ({
+      name,
+      description: 'reports guard counters',
+      safetyMs: 1,
+      livenessBoundMs: 1,
+      setup(sim) {
+        return { quiesce() {}, converged: () => true, check() {}, metrics: () => hits(sim.seed) };
+      },
+    });
+    const { summary } = await runSweep({
+      scenarios: [
+        guarded('test-a', (seed) => ({ 'guard.often': 3, 'guard.never': 0, 'guard.odd': seed % 2, other: 1 })),
+        guarded('test-b', () => ({ 'guard.never': 0 })),
+      ],
+      firstSeed: 1,
+      seeds: 4,
+    });
+    expect(summary.guards).toEqual([
+      { guard: 'never', reported: 8, exercised: 0 },
+      { guard: 'odd', reported: 4, exercised: 2 },
+      { guard: 'often', reported: 4, exercised: 4 },
+    ]);
+    expect(summary.unexercisedGuards).toEqual(['never']);
+    expect(guardLines(summary)[0]).toBe(
+      'guard never: exercised in 0 of 8 runs — NOT EXERCISED by any scenario of this sweep',
+    );
+  });
+});
+
 describe('parley-sim CLI', () => {
   it('runs a sweep, writes the JSON summary and the report, exits 0', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'parley-sim-'));
@@ -173,6 +204,8 @@ describe('parley-sim CLI', () => {
         unknownChecks: 0,
         failures: [],
         inconclusive: [],
+        guards: [],
+        unexercisedGuards: [],
       });
       const md = await readFile(join(dir, 'sim-crdt-crash.md'), 'utf8');
       expect(md).toContain('| crdt-crash | 2 | 0 |');

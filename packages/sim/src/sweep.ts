@@ -22,6 +22,17 @@ export interface SweepInconclusive {
   checks: string[];
 }
 
+/**
+ * A rarely-hit guard (a `guard.<name>` metric): how many runs reported it and
+ * how many of them exercised it (metric > 0). A guard no run exercised is
+ * flagged: the sweep cannot tell whether that guard works.
+ */
+export interface GuardCoverage {
+  guard: string;
+  reported: number;
+  exercised: number;
+}
+
 /** The runner's `--json` shape. */
 export interface SweepSummary {
   scenarios: number;
@@ -33,6 +44,10 @@ export interface SweepSummary {
   unknownChecks: number;
   failures: SweepFailure[];
   inconclusive: SweepInconclusive[];
+  /** Per `guard.*` metric, sorted by name. */
+  guards: GuardCoverage[];
+  /** Guards that no run of the sweep exercised. */
+  unexercisedGuards: string[];
 }
 
 export interface ScenarioStats {
@@ -141,7 +156,10 @@ function summarize(
     unknownChecks: 0,
     failures: [],
     inconclusive: [],
+    guards: [],
+    unexercisedGuards: [],
   };
+  const guards = new Map<string, GuardCoverage>();
   const perScenario: ScenarioStats[] = scenarios.map((s) => ({
     scenario: s.name,
     description: s.description,
@@ -157,7 +175,15 @@ function summarize(
     stats.runs++;
     stats.simulatedMs += result.simulatedMs;
     stats.steps += result.steps;
-    for (const [k, v] of Object.entries(result.metrics)) stats.metrics[k] = (stats.metrics[k] ?? 0) + v;
+    for (const [k, v] of Object.entries(result.metrics)) {
+      stats.metrics[k] = (stats.metrics[k] ?? 0) + v;
+      if (!k.startsWith(GUARD_PREFIX)) continue;
+      const name = k.slice(GUARD_PREFIX.length);
+      let g = guards.get(name);
+      if (g === undefined) guards.set(name, (g = { guard: name, reported: 0, exercised: 0 }));
+      g.reported++;
+      if (v > 0) g.exercised++;
+    }
     if (result.failure) {
       stats.failures++;
       if (result.failure.kind === 'liveness') summary.livenessFailures++;
@@ -176,7 +202,20 @@ function summarize(
       summary.inconclusive.push({ scenario: result.scenario, seed: result.seed, checks: result.inconclusive });
     }
   });
+  summary.guards = [...guards.values()].sort((a, b) => (a.guard < b.guard ? -1 : a.guard > b.guard ? 1 : 0));
+  summary.unexercisedGuards = summary.guards.filter((g) => g.exercised === 0).map((g) => g.guard);
   return { summary, perScenario, firstSeed };
+}
+
+/** Metrics named `guard.<name>` count how often a run reached a rarely-hit guard. */
+export const GUARD_PREFIX = 'guard.';
+
+/** One line per guard: `guard <name>: exercised in E of R runs`, flagged when E is 0. */
+export function guardLines(s: SweepSummary): string[] {
+  return s.guards.map(
+    (g) =>
+      `guard ${g.guard}: exercised in ${g.exercised} of ${g.reported} runs${g.exercised === 0 ? ' — NOT EXERCISED by any scenario of this sweep' : ''}`,
+  );
 }
 
 /** The runner's one-line summary. */

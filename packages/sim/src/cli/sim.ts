@@ -18,7 +18,7 @@ import { CheckerSelfTestError } from '../known-bad.js';
 import { writeReport } from '../report.js';
 import { listScenarios, matchScenarios } from '../scenario.js';
 import '../scenarios/index.js';
-import { runSweep, summaryLine, sweepPassed } from '../sweep.js';
+import { guardLines, runSweep, summaryLine, sweepPassed } from '../sweep.js';
 
 export interface SimCliIo {
   readonly stdout: (text: string) => void;
@@ -121,6 +121,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2), io: 
     io.stdout(`  ${f.kind} ${f.scenario} seed ${f.seed}: ${f.message}\n`);
     io.stdout(`    replay: npm run sim -- --scenario ${f.scenario} --seed ${f.seed}\n`);
   }
+  for (const line of guardLines(summary)) io.stdout(`${line}\n`);
   for (const u of summary.inconclusive) {
     io.stdout(`  unknown ${u.scenario} seed ${u.seed}: ${u.checks.join('; ')}\n`);
     io.stdout(`    replay: npm run sim -- --scenario ${u.scenario} --seed ${u.seed}\n`);

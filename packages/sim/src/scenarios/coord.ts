@@ -54,6 +54,7 @@ import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.j
 import { type Simulation, violation } from '../simulation.js';
 import { CoordHost } from './coord-host.js';
 import { highestTermLeader, raftClusterView, raftGroupConverged } from './raft-group.js';
+import { RaftGuardWatch } from './raft-guards.js';
 
 export interface CoordScenarioConfig {
   name: string;
@@ -865,6 +866,8 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
   const raftInvariants = new InvariantRegistry<RaftClusterView>();
   registerRaftInvariants(raftInvariants);
   sim.invariant('raft', () => raftInvariants.assertInvariants(raftClusterView(voters, app)));
+  const raftGuards = new RaftGuardWatch();
+  sim.invariant('raft/guards', () => raftGuards.observe(voters, app));
 
   const nemesis = new Nemesis(sim, voters, config.nemesis).start();
   if (config.network) sim.network.configure(config.network);
@@ -983,6 +986,8 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
         crashes: nemesis.stats.crashes,
         pauses: nemesis.stats.pauses,
         snapshotsInstalled,
+        'guard.oldTermCommitByCount': raftGuards.oldTermCommitByCount,
+        'guard.installSnapshot': snapshotsInstalled,
       };
     },
   };

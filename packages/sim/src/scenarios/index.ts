@@ -6,3 +6,4 @@
 import './coord.js';
 import './crdt.js';
 import './raft.js';
+import './raft-figure8.js';

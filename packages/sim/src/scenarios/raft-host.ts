@@ -31,6 +31,8 @@ export interface RaftHostOptions {
   /** Entries kept before the snapshot point for slow followers. */
   keepEntries: number;
   maxSnapshotChunkBytes: number;
+  /** Largest batch of entries in one append (1: one entry per message). Default: Raft's. */
+  maxSizePerMsgBytes?: number;
   /** Called for every value the state machine applies (index, value). */
   onApply(host: PeerId, index: number, value: string): void;
 }
@@ -120,6 +122,7 @@ export class RaftHost {
         electionTimeoutTicks: 10,
         heartbeatTicks: 1,
         maxSnapshotChunkBytes: options.maxSnapshotChunkBytes,
+        ...(options.maxSizePerMsgBytes === undefined ? {} : { maxSizePerMsgBytes: options.maxSizePerMsgBytes }),
         maxInflightMsgs: 64,
       },
       storage,

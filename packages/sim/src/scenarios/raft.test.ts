@@ -23,6 +23,8 @@ describe('raft-* CI sweep', () => {
         'raft-3-membership',
         'raft-3-snapshot',
         'raft-5-chaos',
+        'raft-5-figure8',
+        'raft-5-leader-churn',
       ]),
     );
   });
@@ -33,5 +35,9 @@ describe('raft-* CI sweep', () => {
     // A failure's message carries PARLEY_SEED=<n>; `npm run sim -- --scenario <name> --seed <n>` replays it.
     expect(summary.failures.map((f) => f.message)).toEqual([]);
     for (const s of perScenario) expect(s.convergenceMs).toHaveLength(CI_SEEDS);
+    // The Figure 8 script reaches its last step (an old-term entry on a majority, committed) on every seed.
+    expect(perScenario.find((s) => s.scenario === 'raft-5-figure8')?.metrics.figure8Reached).toBe(CI_SEEDS);
+    // Some run reached the state the §5.4.2 commit rule guards.
+    expect(perScenario.reduce((n, s) => n + (s.metrics['guard.oldTermCommitByCount'] ?? 0), 0)).toBeGreaterThan(0);
   });
 });

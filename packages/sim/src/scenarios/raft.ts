@@ -22,6 +22,7 @@ import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
 import { type Simulation, violation } from '../simulation.js';
 import { highestTermLeader, raftClusterView, raftGroupConverged } from './raft-group.js';
+import { RaftGuardWatch } from './raft-guards.js';
 import { RaftHost } from './raft-host.js';
 
 export interface RaftScenarioConfig {
@@ -42,6 +43,8 @@ export interface RaftScenarioConfig {
   keepEntries?: number;
   maxSnapshotChunkBytes?: number;
   disk?: { tornWriteRate?: number };
+  /** Largest batch of entries per append message (1: one entry per message). */
+  maxSizePerMsgBytes?: number;
   safetyMs?: number;
   livenessBoundMs?: number;
 }
@@ -101,6 +104,7 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
           snapshotEveryEntries: config.snapshotEveryEntries ?? 25,
           keepEntries: config.keepEntries ?? 5,
           maxSnapshotChunkBytes: config.maxSnapshotChunkBytes ?? 1024,
+          ...(config.maxSizePerMsgBytes === undefined ? {} : { maxSizePerMsgBytes: config.maxSizePerMsgBytes }),
           onApply,
         });
         startClient(host, ctx.generation);
@@ -166,8 +170,13 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
   );
   const view = (): RaftClusterView => raftClusterView(ids, app);
   sim.invariant('raft', () => registry.assertInvariants(view()));
+  const guards = new RaftGuardWatch();
+  sim.invariant('raft/guards', () => guards.observe(ids, app));
 
-  const nemesis = new Nemesis(sim, ids, config.nemesis).start();
+  const nemesis = new Nemesis(sim, ids, {
+    ...config.nemesis,
+    leader: () => leader()?.ctx.id,
+  }).start();
   if (config.network) sim.network.configure(config.network);
 
   // Membership changes while the faults run: learners join, get promoted, voters leave.
@@ -239,6 +248,7 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
       }
     },
     metrics() {
+      const snapshotsInstalled = ids.reduce((n, id) => n + (app(id)?.sm.restores ?? 0), 0);
       return {
         voters: config.voters,
         proposals,
@@ -248,7 +258,9 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
         partitions: nemesis.stats.partitions,
         crashes: nemesis.stats.crashes,
         pauses: nemesis.stats.pauses,
-        snapshotsInstalled: ids.reduce((n, id) => n + (app(id)?.sm.restores ?? 0), 0),
+        snapshotsInstalled,
+        'guard.oldTermCommitByCount': guards.oldTermCommitByCount,
+        'guard.installSnapshot': snapshotsInstalled,
       };
     },
   };
@@ -308,6 +320,23 @@ export const RAFT_SCENARIOS: readonly Scenario[] = [
     maxSnapshotChunkBytes: 64,
     network: LOSSY,
     nemesis: { partitions: PARTITION_KINDS, crashes: true, maxDown: 1 },
+  }),
+  raftScenario({
+    name: 'raft-5-leader-churn',
+    description:
+      '5 voters, one entry per append; the nemesis keeps cutting off or crashing the current leader (with a follower half of the time) in short bursts: histories like Figure 8 of the Raft paper.',
+    voters: 5,
+    maxSizePerMsgBytes: 1,
+    network: { lossRate: 0.02 },
+    nemesis: {
+      partitions: ['leader', 'leader', 'leader', 'majority'],
+      crashes: true,
+      crashLeader: true,
+      maxDown: 2,
+      gapMs: { min: 100, max: 800 },
+      durationMs: { min: 200, max: 2_500 },
+    },
+    safetyMs: 8_000,
   }),
   raftScenario({
     name: 'raft-5-chaos',
