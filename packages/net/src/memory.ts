@@ -71,7 +71,11 @@ export class MemoryNetwork {
 
   createTransport(options: MemoryTransportOptions = {}): MemoryTransport {
     const peerId = options.peerId ?? `mem-${++this.counter}`;
-    if (this.members.has(peerId)) throw new InvalidArgumentError(`peer id '${peerId}' is taken in this network`);
+    const existing = this.members.get(peerId);
+    // A stopped transport's id is free again: a restarted process keeps its identity.
+    if (existing && !existing.isStopped) {
+      throw new InvalidArgumentError(`peer id '${peerId}' is taken in this network`);
+    }
     const transport = new MemoryTransport(this, peerId, options);
     this.members.set(peerId, transport);
     return transport;
@@ -157,6 +161,11 @@ export class MemoryTransport implements Transport {
   readonly cluster: string;
   running = false;
   private stopped = false;
+
+  /** True once `stop()` ran: its peer id may be reused by a new transport. */
+  get isStopped(): boolean {
+    return this.stopped;
+  }
   private readonly events: Emitter<TransportEvents>;
   private readonly log: NetLogger;
   private readonly handlers = new Map<string, RequestHandler>();

@@ -1,4 +1,20 @@
 /**
  * @parley/node — the peer node every Parley process embeds.
+ *
+ * @example
+ * ```ts
+ * import { createNode } from '@parley/node';
+ * const node = await createNode();                 // ./.parley, loopback, ready at once
+ * const flags = node.eventual('deploy');
+ * await flags.set('rollout', { pct: 25 }, { ttl: 600 });
+ * flags.watch({ prefix: 'roll' }, (change) => console.log(change.type, change.key));
+ * await flags.increment('restarts');
+ * await node.close();
+ * ```
  */
 export type * from './api.js';
+export type { NodeContext, NodeEvents, NodeLogger, NodeStorage } from './context.js';
+export type { EventualOptions } from './eventual/options.js';
+export { DataDirLockedError } from './lock.js';
+export { createNode, type ParleyNodeInternals, type StrongModule } from './node.js';
+export type { NodeOptions } from './options.js';

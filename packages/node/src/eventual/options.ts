@@ -1,0 +1,69 @@
+/** Settings of the eventual module, with their defaults. */
+import { InvalidArgumentError } from '@parley/interface';
+
+export interface EventualOptions {
+  /** Largest value, as UTF-8 JSON bytes. Default 1,048,576. */
+  maxValueBytes?: number;
+  /** Live keys per namespace. Default 10,000. */
+  maxLiveKeys?: number;
+  /** Remote stamps further ahead than this are refused and counted. Default 60,000. */
+  maxClockDriftMs?: number;
+  /** TTL of a write that names none. Default 3600. */
+  defaultTtlSeconds?: number;
+  /** Largest TTL. Default 30 days. */
+  maxTtlSeconds?: number;
+  /** Tombstones and expired entries are collected this long after their last write; also the incarnation bound. Default maxTtlSeconds·1000. */
+  tombstoneGraceMs?: number;
+  /** Longest a local write waits for company before its gossip message leaves. Default 2 ms. */
+  gossipDelayMs?: number;
+  /** Largest gossip message (several deltas); larger batches are split. Default 256 KiB. */
+  maxGossipBytes?: number;
+  /** Mean period of anti-entropy rounds (jittered ±50%). Default 5,000 ms. */
+  antiEntropyMs?: number;
+  /** Timeout of one anti-entropy or majority request. Default 5,000 ms. */
+  requestTimeoutMs?: number;
+  /** Period of garbage collection of tombstones and expired entries. Default 60,000 ms. */
+  gcIntervalMs?: number;
+  /** Log bytes after which a namespace's log is folded into a snapshot (at least this, at most the snapshot's own size). Default 4 MiB. */
+  compactLogBytes?: number;
+  /** Changes an unread `changes()` iterator may queue before it fails. Default 10,000. */
+  maxQueuedChanges?: number;
+  /**
+   * Enforce the incarnation rule (a replica out of contact longer than
+   * tombstoneGraceMs discards its state and rejoins under a new replica id).
+   * Default true; turning it off exists to demonstrate what it prevents.
+   */
+  incarnations?: boolean;
+}
+
+export type ResolvedEventualOptions = Required<EventualOptions>;
+
+const MAX_TTL = 30 * 24 * 3600;
+
+function int(name: string, v: number | undefined, dflt: number, min: number, max: number): number {
+  const x = v ?? dflt;
+  if (!Number.isSafeInteger(x) || x < min || x > max) {
+    throw new InvalidArgumentError(`eventual.${name} must be an integer in ${min}..${max}, got ${v}`);
+  }
+  return x;
+}
+
+export function resolveEventualOptions(o: EventualOptions = {}): ResolvedEventualOptions {
+  const maxTtlSeconds = int('maxTtlSeconds', o.maxTtlSeconds, MAX_TTL, 1, MAX_TTL);
+  return {
+    maxValueBytes: int('maxValueBytes', o.maxValueBytes, 1_048_576, 1, 64 * 1_048_576),
+    maxLiveKeys: int('maxLiveKeys', o.maxLiveKeys, 10_000, 1, 100_000_000),
+    maxClockDriftMs: int('maxClockDriftMs', o.maxClockDriftMs, 60_000, 0, 86_400_000),
+    defaultTtlSeconds: int('defaultTtlSeconds', o.defaultTtlSeconds, 3600, 1, maxTtlSeconds),
+    maxTtlSeconds,
+    tombstoneGraceMs: int('tombstoneGraceMs', o.tombstoneGraceMs, maxTtlSeconds * 1000, 0, Number.MAX_SAFE_INTEGER),
+    gossipDelayMs: int('gossipDelayMs', o.gossipDelayMs, 2, 0, 10_000),
+    maxGossipBytes: int('maxGossipBytes', o.maxGossipBytes, 256 * 1024, 1024, 4 * 1024 * 1024 - 1024),
+    antiEntropyMs: int('antiEntropyMs', o.antiEntropyMs, 5_000, 10, 86_400_000),
+    requestTimeoutMs: int('requestTimeoutMs', o.requestTimeoutMs, 5_000, 1, 600_000),
+    gcIntervalMs: int('gcIntervalMs', o.gcIntervalMs, 60_000, 10, 86_400_000),
+    compactLogBytes: int('compactLogBytes', o.compactLogBytes, 4 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
+    maxQueuedChanges: int('maxQueuedChanges', o.maxQueuedChanges, 10_000, 1, 10_000_000),
+    incarnations: o.incarnations ?? true,
+  };
+}

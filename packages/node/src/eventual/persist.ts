@@ -1,0 +1,218 @@
+/**
+ * How one eventual namespace lives on disk (in the node's KV store):
+ *
+ *   ['ev', ns, 'l', <12-digit seq>]  a log record: the deltas of one group commit
+ *                                     (varint n, then n length-prefixed encoded deltas)
+ *   ['ev', ns, 'm']                   meta: JSON {incarnation, lastContactMs}
+ *   ['ev', ns, 's', <6-digit chunk>]  the latest snapshot: encoded states of up to
+ *                                     SNAPSHOT_CHUNK_STATES keys per chunk; the last
+ *                                     chunk carries the dot context
+ *
+ * A snapshot folds the log once the log holds at least as many bytes as the
+ * snapshot (and `compactLogBytes`), so rewriting costs O(1) per logged byte.
+ * Snapshot, log deletion and meta go in one atomic batch. Deltas merge in any
+ * order, so restore needs no ordering between snapshot and log.
+ */
+import { type Delta, decodeDelta, decodeState, encodeState, type KeyState, type NamespaceReplica } from '@parley/crdt';
+import {
+  ByteReader,
+  ByteWriter,
+  isParleyError,
+  type KVStorage,
+  type StorageChunk,
+  StorageCorruptError,
+  type StorageOp,
+} from '@parley/interface';
+
+export const SNAPSHOT_CHUNK_STATES = 4096;
+
+export interface NamespaceMeta {
+  incarnation: number;
+  /** Last completed anti-entropy round with a peer (physical ms), or null if never. */
+  lastContactMs: number | null;
+  /** Peers known to replicate this namespace (majority operations count them). */
+  replicas?: string[];
+}
+
+const pad = (n: number, width: number) => n.toString().padStart(width, '0');
+
+function corrupt(ns: string, what: string, err: unknown): StorageCorruptError {
+  return new StorageCorruptError(`eventual/${ns}`, `${what}: ${String((err as Error)?.message ?? err)}`);
+}
+
+/** What restore found on disk. */
+export interface LoadedNamespace {
+  meta: NamespaceMeta;
+  deltas: Delta[];
+  /** Largest stamp wall time of any stored state (restore merges at max(now, this)). */
+  maxWallMs: number;
+  logKeys: string[][];
+  logBytes: number;
+  nextLogSeq: number;
+  snapKeys: string[][];
+  snapBytes: number;
+}
+
+export function maxWallOf(state: KeyState): number {
+  let w = state.wallMs;
+  if (state.type === 'counter') for (const s of state.shares.values()) if (s.wallMs > w) w = s.wallMs;
+  return w;
+}
+
+export async function loadNamespace(kv: KVStorage, ns: string): Promise<LoadedNamespace> {
+  const chunks: StorageChunk[] = await kv.loadRange(['ev', ns]);
+  const out: LoadedNamespace = {
+    meta: { incarnation: 0, lastContactMs: null },
+    deltas: [],
+    maxWallMs: 0,
+    logKeys: [],
+    logBytes: 0,
+    nextLogSeq: 0,
+    snapKeys: [],
+    snapBytes: 0,
+  };
+  for (const c of chunks) {
+    if (c.key.length < 3) continue;
+    const kind = c.key[2];
+    try {
+      if (kind === 'm') {
+        const m = JSON.parse(new TextDecoder().decode(c.data)) as NamespaceMeta;
+        if (!Number.isSafeInteger(m.incarnation) || m.incarnation < 0) throw new Error('bad incarnation');
+        const replicas = Array.isArray(m.replicas) ? m.replicas.filter((r) => typeof r === 'string') : [];
+        out.meta = { incarnation: m.incarnation, lastContactMs: m.lastContactMs ?? null, replicas };
+      } else if (kind === 'l') {
+        const r = new ByteReader(c.data);
+        const n = r.count(1);
+        for (let i = 0; i < n; i++) out.deltas.push(decodeDelta(r.bytes()));
+        r.end();
+        out.logKeys.push(c.key);
+        out.logBytes += c.data.length;
+        out.nextLogSeq = Math.max(out.nextLogSeq, Number(c.key[3]) + 1);
+      } else if (kind === 's') {
+        out.deltas.push(decodeState(c.data));
+        out.snapKeys.push(c.key);
+        out.snapBytes += c.data.length;
+      }
+    } catch (err) {
+      if (isParleyError(err) && err.code === 'storage_corrupt') throw err;
+      throw corrupt(ns, `record ${JSON.stringify(c.key)} does not decode`, err);
+    }
+  }
+  for (const d of out.deltas) for (const s of d.states) out.maxWallMs = Math.max(out.maxWallMs, maxWallOf(s));
+  return out;
+}
+
+/** Keeps the bookkeeping of one namespace's records and turns pending deltas into storage ops. */
+export class NamespaceStore {
+  private pending: Uint8Array[] = [];
+  private pendingBytes = 0;
+  private logKeys: string[][] = [];
+  private logBytes = 0;
+  private nextLogSeq = 0;
+  private snapKeys: string[][] = [];
+  private snapBytes = 0;
+  private drop: string[][] = [];
+  private metaDirty = false;
+  meta: NamespaceMeta = { incarnation: 0, lastContactMs: null };
+
+  constructor(
+    private readonly ns: string,
+    private readonly compactLogBytes: number,
+  ) {}
+
+  adopt(loaded: LoadedNamespace): void {
+    this.meta = loaded.meta;
+    this.logKeys = loaded.logKeys;
+    this.logBytes = loaded.logBytes;
+    this.nextLogSeq = loaded.nextLogSeq;
+    this.snapKeys = loaded.snapKeys;
+    this.snapBytes = loaded.snapBytes;
+  }
+
+  /** Bytes on disk (snapshot + log), for status. */
+  get bytes(): number {
+    return this.snapBytes + this.logBytes + this.pendingBytes;
+  }
+
+  get hasPending(): boolean {
+    return this.pending.length > 0 || this.metaDirty || this.drop.length > 0;
+  }
+
+  append(delta: Uint8Array): void {
+    this.pending.push(delta);
+    this.pendingBytes += delta.length;
+  }
+
+  setMeta(meta: NamespaceMeta): void {
+    this.meta = meta;
+    this.metaDirty = true;
+  }
+
+  /** Forgets everything stored (the next batch deletes it); used by a new incarnation. */
+  discardAll(): void {
+    this.drop.push(...this.logKeys, ...this.snapKeys);
+    this.logKeys = [];
+    this.snapKeys = [];
+    this.logBytes = 0;
+    this.snapBytes = 0;
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+
+  /** The operations of the next batch. `replica` is read only when a snapshot is due. */
+  collect(replica: NamespaceReplica): StorageOp[] {
+    const ops: StorageOp[] = [];
+    for (const key of this.drop) ops.push({ type: 'del', key });
+    this.drop = [];
+    if (this.pending.length > 0) {
+      if (this.logBytes + this.pendingBytes >= Math.max(this.compactLogBytes, this.snapBytes)) {
+        this.snapshot(replica, ops);
+      } else {
+        const w = new ByteWriter(this.pendingBytes + 8 + this.pending.length * 4);
+        w.uint(this.pending.length);
+        for (const d of this.pending) w.bytes(d);
+        const data = w.finish();
+        const key = ['ev', this.ns, 'l', pad(this.nextLogSeq++, 12)];
+        ops.push({ type: 'put', key, data });
+        this.logKeys.push(key);
+        this.logBytes += data.length;
+      }
+      this.pending = [];
+      this.pendingBytes = 0;
+    }
+    if (this.metaDirty) {
+      ops.push({ type: 'put', key: ['ev', this.ns, 'm'], data: new TextEncoder().encode(JSON.stringify(this.meta)) });
+      this.metaDirty = false;
+    }
+    return ops;
+  }
+
+  private snapshot(replica: NamespaceReplica, ops: StorageOp[]): void {
+    const state = replica.state();
+    const keys: string[][] = [];
+    let bytes = 0;
+    const put = (states: readonly KeyState[], withContext: boolean) => {
+      const data = encodeState({
+        namespace: this.ns,
+        states,
+        context: withContext ? state.context : new Map(),
+      });
+      const key = ['ev', this.ns, 's', pad(keys.length, 6)];
+      ops.push({ type: 'put', key, data });
+      keys.push(key);
+      bytes += data.length;
+    };
+    const all = state.states;
+    let i = 0;
+    for (; i + SNAPSHOT_CHUNK_STATES < all.length; i += SNAPSHOT_CHUNK_STATES) {
+      put(all.slice(i, i + SNAPSHOT_CHUNK_STATES), false);
+    }
+    put(all.slice(i), true);
+    for (const key of this.snapKeys.slice(keys.length)) ops.push({ type: 'del', key });
+    for (const key of this.logKeys) ops.push({ type: 'del', key });
+    this.snapKeys = keys;
+    this.snapBytes = bytes;
+    this.logKeys = [];
+    this.logBytes = 0;
+  }
+}

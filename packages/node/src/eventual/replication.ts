@@ -1,0 +1,376 @@
+/**
+ * How one eventual namespace travels between nodes:
+ *
+ * - Gossip: one gossipsub topic per namespace (`parley/ev/1/<ns>`). Durable
+ *   local deltas wait at most `gossipDelayMs` for company and leave together
+ *   in one message of at most `maxGossipBytes`. Publishing with no peers is
+ *   fine: anti-entropy repairs whatever gossip misses.
+ * - Anti-entropy: on every new connection, when the namespace opens, and every
+ *   `antiEntropyMs` (±50%) with one peer, this node sends its digest (the dots
+ *   it has seen) over a direct request (`parley/ev/1/<ns>`), and merges the
+ *   reply: exactly the states holding dots it lacks, O(difference).
+ * - Majority: a 'majority' write pushes its delta to the namespace's known
+ *   replicas and waits until a majority (counting this node) have it on disk;
+ *   a 'majority' read pulls from a majority and merges before reading.
+ * - Hostile input: an undecodable, foreign or over-limit delta is dropped with
+ *   a typed error that is counted, logged and emitted (`reject:decode`); the
+ *   rest of the message and the namespace keep working.
+ */
+import { type Delta, decodeDelta, decodeDigest, encodeDelta, encodeDigest, type KeyState } from '@parley/crdt';
+import {
+  type Cancel,
+  DecodeError,
+  InvalidArgumentError,
+  isParleyError,
+  type PeerId,
+  TimeoutError,
+  type Unsubscribe,
+  ValueTooLargeError,
+} from '@parley/interface';
+import type { EventualNamespaceImpl } from './namespace.js';
+import { maxWallOf } from './persist.js';
+import { decodeGossip, decodeRequest, encodeGossip, encodeRequest, TAG_PULL, TAG_PUSH, TAG_RICH } from './wire.js';
+
+/** Largest set of remembered replicas per namespace. */
+export const MAX_KNOWN_REPLICAS = 1024;
+
+function valueBytes(state: KeyState): number {
+  if (state.type !== 'register') return 0;
+  return Buffer.byteLength(JSON.stringify(state.value), 'utf8');
+}
+
+export class Replicator {
+  readonly topic: string;
+  readonly protocol: string;
+  private offs: Unsubscribe[] = [];
+  private outbox: Uint8Array[] = [];
+  private outboxBytes = 0;
+  private flushTimer: Cancel | undefined;
+  private aeTimer: Cancel | undefined;
+  private readonly aeInFlight = new Set<PeerId>();
+  private started = false;
+  private stopped = false;
+
+  constructor(private readonly ns: EventualNamespaceImpl) {
+    this.topic = `parley/ev/1/${ns.name}`;
+    this.protocol = `parley/ev/1/${ns.name}`;
+  }
+
+  private get transport() {
+    return this.ns.ctx.transport;
+  }
+
+  /** Peers known to replicate this namespace (persisted in the namespace's meta). */
+  knownReplicas(): PeerId[] {
+    return this.ns.store.meta.replicas ?? [];
+  }
+
+  private noteReplica(peer: PeerId): void {
+    const known = this.ns.store.meta.replicas ?? [];
+    if (peer === this.ns.ctx.peerId || known.includes(peer) || known.length >= MAX_KNOWN_REPLICAS) return;
+    this.ns.store.setMeta({ ...this.ns.store.meta, replicas: [...known, peer].sort() });
+    this.ns.durable().catch(() => {});
+  }
+
+  start(): void {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    const t = this.transport;
+    this.offs.push(t.subscribe(this.topic, (from, msg) => this.onGossip(from, msg)));
+    t.handle(this.protocol, (from, req) => this.onRequest(from, req));
+    this.offs.push(() => t.unhandle(this.protocol));
+    this.offs.push(t.on('peer:connect', (peer) => void this.antiEntropyWith(peer)));
+    for (const peer of t.peers()) void this.antiEntropyWith(peer);
+    this.scheduleAntiEntropy();
+  }
+
+  /** Sends pending gossip and stops listening. */
+  stop(): void {
+    if (this.stopped) return;
+    this.flush();
+    this.stopped = true;
+    this.aeTimer?.();
+    this.flushTimer?.();
+    for (const off of this.offs) off();
+    this.offs = [];
+  }
+
+  // ---------------------------------------------------------------- gossip out
+
+  /** Queues a durable local delta for the next gossip message. */
+  gossip(delta: Uint8Array): void {
+    if (this.stopped) return;
+    this.outbox.push(delta);
+    this.outboxBytes += delta.length;
+    if (this.outboxBytes >= this.ns.options.maxGossipBytes) this.flush();
+    else this.flushTimer ??= this.ns.ctx.scheduler.after(this.ns.options.gossipDelayMs, () => this.flush());
+  }
+
+  private flush(): void {
+    this.flushTimer?.();
+    this.flushTimer = undefined;
+    const max = this.ns.options.maxGossipBytes;
+    while (this.outbox.length > 0) {
+      const batch: Uint8Array[] = [];
+      let bytes = 0;
+      while (this.outbox.length > 0) {
+        const next = this.outbox[0] as Uint8Array;
+        if (batch.length > 0 && bytes + next.length > max) break;
+        batch.push(next);
+        bytes += next.length;
+        this.outbox.shift();
+      }
+      this.outboxBytes -= bytes;
+      const msg = encodeGossip(batch);
+      this.ns.counters.gossipBytesOut += msg.length;
+      this.ns.ctx.events.emit('gossip:bytes', { direction: 'out', bytes: msg.length, namespace: this.ns.name });
+      this.transport.publish(this.topic, msg).catch((err: unknown) => {
+        this.ns.ctx.logger.warn({ err: String(err), namespace: this.ns.name }, 'eventual: gossip publish failed');
+      });
+    }
+  }
+
+  // ---------------------------------------------------------------- input checks
+
+  /** Counts, logs and emits one refused piece of input. */
+  reject(peer: PeerId, err: unknown): void {
+    const code = isParleyError(err) ? err.code : 'decode_error';
+    if (code === 'value_too_large') this.ns.counters.overLimitRejections++;
+    else this.ns.counters.decodeRejections++;
+    this.ns.ctx.events.emit('reject:decode', { namespace: this.ns.name, peer, code });
+    this.ns.ctx.logger.warn(
+      { namespace: this.ns.name, peer, code, err: String((err as Error)?.message ?? err) },
+      'eventual: dropped input from a peer',
+    );
+  }
+
+  /** Decodes and checks a delta from a peer; throws a typed error when it must be dropped. */
+  checkedDelta(bytes: Uint8Array): Delta {
+    const delta = decodeDelta(bytes);
+    if (delta.namespace !== this.ns.name) {
+      throw new InvalidArgumentError(`delta of namespace '${delta.namespace}' sent to '${this.ns.name}'`);
+    }
+    const max = this.ns.options.maxValueBytes;
+    if (bytes.length > max) {
+      for (const s of delta.states) {
+        const size = valueBytes(s);
+        if (size > max) throw new ValueTooLargeError(size, max);
+      }
+    }
+    return delta;
+  }
+
+  private onGossip(from: PeerId, msg: Uint8Array): void {
+    if (this.stopped || from === this.ns.ctx.peerId) return;
+    this.ns.counters.gossipBytesIn += msg.length;
+    this.ns.ctx.events.emit('gossip:bytes', { direction: 'in', bytes: msg.length, namespace: this.ns.name });
+    if (this.ns.isClosed) return;
+    let parts: Uint8Array[];
+    try {
+      if (msg.length > this.ns.options.maxGossipBytes + this.ns.options.maxValueBytes) {
+        throw new ValueTooLargeError(msg.length, this.ns.options.maxGossipBytes + this.ns.options.maxValueBytes);
+      }
+      parts = decodeGossip(msg);
+    } catch (err) {
+      this.reject(from, err);
+      return;
+    }
+    for (const part of parts) {
+      try {
+        const delta = this.checkedDelta(part);
+        this.noteReplica(from);
+        this.ns.mergeRemote(delta, part, from);
+      } catch (err) {
+        this.reject(from, err);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- requests in
+
+  private async onRequest(from: PeerId, bytes: Uint8Array): Promise<Uint8Array> {
+    let req: { tag: number; body: Uint8Array };
+    try {
+      req = decodeRequest(bytes);
+    } catch (err) {
+      this.reject(from, err);
+      throw err;
+    }
+    this.noteReplica(from);
+    if (req.tag === TAG_PULL) {
+      let digest: ReturnType<typeof decodeDigest>;
+      try {
+        digest = decodeDigest(req.body);
+        if (digest.namespace !== this.ns.name) throw new InvalidArgumentError('digest of another namespace');
+      } catch (err) {
+        this.reject(from, err);
+        throw err;
+      }
+      const reply = encodeDelta(this.ns.replica.deltaFor(digest));
+      await this.ns.durable(); // never hand out what is not on disk yet
+      return reply;
+    }
+    if (req.tag === TAG_PUSH) {
+      let delta: Delta;
+      try {
+        delta = this.checkedDelta(req.body);
+      } catch (err) {
+        this.reject(from, err);
+        throw err;
+      }
+      this.ns.mergeRemote(delta, req.body, from);
+      await this.ns.durable();
+      return new Uint8Array(0);
+    }
+    if (req.tag === TAG_RICH) return this.ns.richRequest(from, req.body);
+    throw new DecodeError(`unknown request tag ${req.tag}`);
+  }
+
+  // ---------------------------------------------------------------- anti-entropy
+
+  private scheduleAntiEntropy(): void {
+    if (this.stopped) return;
+    const base = this.ns.options.antiEntropyMs;
+    const delay = Math.floor(base / 2) + this.ns.ctx.random.int(base + 1);
+    this.aeTimer = this.ns.ctx.scheduler.after(delay, () => {
+      this.aeTimer = undefined;
+      if (this.stopped) return;
+      const connected = this.transport.peers();
+      const known = new Set(this.knownReplicas());
+      const replicas = connected.filter((p) => known.has(p));
+      const pool = replicas.length > 0 ? replicas : connected;
+      if (pool.length > 0) void this.antiEntropyWith(pool[this.ns.ctx.random.int(pool.length)] as PeerId);
+      this.scheduleAntiEntropy();
+    });
+  }
+
+  /** One pull round with `peer`: send our digest, merge what we lack. Never throws. */
+  async antiEntropyWith(peer: PeerId): Promise<number> {
+    if (this.stopped || this.aeInFlight.has(peer) || peer === this.ns.ctx.peerId) return 0;
+    if (this.ns.outOfContact(this.ns.now())) this.ns.reincarnate();
+    this.aeInFlight.add(peer);
+    try {
+      const digest = encodeDigest(this.ns.replica.digest());
+      const reply = await this.transport.request(peer, this.protocol, encodeRequest(TAG_PULL, digest), {
+        timeoutMs: this.ns.options.requestTimeoutMs,
+      });
+      if (this.stopped) return 0;
+      const now = this.ns.now();
+      let delta: Delta;
+      try {
+        delta = this.checkedDelta(reply);
+      } catch (err) {
+        this.reject(peer, err);
+        return 0;
+      }
+      this.noteReplica(peer);
+      let oldest = Number.POSITIVE_INFINITY;
+      for (const s of delta.states) oldest = Math.min(oldest, maxWallOf(s));
+      const repaired = this.ns.mergeRemote(delta, reply, peer);
+      this.ns.counters.antiEntropyRounds++;
+      this.ns.counters.repairedEntries += repaired;
+      this.ns.noteContact(now);
+      this.ns.ctx.events.emit('antientropy:round', {
+        namespace: this.ns.name,
+        peer,
+        repairedEntries: repaired,
+        bytes: digest.length + reply.length,
+      });
+      this.ns.ctx.events.emit('replication:lag', {
+        namespace: this.ns.name,
+        lagMs: repaired > 0 && oldest !== Number.POSITIVE_INFINITY ? Math.max(0, now - oldest) : 0,
+      });
+      return repaired;
+    } catch (err) {
+      // A peer without this namespace, unreachable or slow: the next round retries.
+      this.ns.ctx.logger.debug(
+        { err: String(err), peer, namespace: this.ns.name },
+        'eventual: anti-entropy round failed',
+      );
+      return 0;
+    } finally {
+      this.aeInFlight.delete(peer);
+    }
+  }
+
+  // ---------------------------------------------------------------- majority
+
+  /** Acknowledgements needed from other replicas for a majority that counts this node. */
+  private majority(): { targets: PeerId[]; need: number } {
+    const targets = this.knownReplicas();
+    return { targets, need: Math.floor((targets.length + 1) / 2) };
+  }
+
+  private async fromMajority(
+    what: string,
+    timeoutMs: number | undefined,
+    send: (peer: PeerId, timeoutMs: number) => Promise<void>,
+  ): Promise<void> {
+    const { targets, need } = this.majority();
+    if (need === 0) return;
+    const timeout = timeoutMs ?? this.ns.options.requestTimeoutMs;
+    await new Promise<void>((resolve, reject) => {
+      let ok = 0;
+      let failed = 0;
+      let settled = false;
+      const fail = () => {
+        if (settled) return;
+        settled = true;
+        reject(
+          new TimeoutError(`${what}: ${ok} of ${need} replica acknowledgements within ${timeout} ms`, {
+            namespace: this.ns.name,
+            acks: ok,
+            need,
+            replicas: targets.length + 1,
+          }),
+        );
+      };
+      const cancel = this.ns.ctx.scheduler.after(timeout, fail);
+      for (const peer of targets) {
+        send(peer, timeout).then(
+          () => {
+            ok++;
+            if (!settled && ok >= need) {
+              settled = true;
+              cancel();
+              resolve();
+            }
+          },
+          () => {
+            failed++;
+            if (targets.length - failed < need) {
+              cancel();
+              fail();
+            }
+          },
+        );
+      }
+    });
+  }
+
+  /** Pushes a durable local delta to a majority of the known replicas (durable there too). */
+  pushToMajority(delta: Uint8Array, timeoutMs: number | undefined): Promise<void> {
+    const req = encodeRequest(TAG_PUSH, delta);
+    return this.fromMajority('majority write', timeoutMs, async (peer, timeout) => {
+      await this.transport.request(peer, this.protocol, req, { timeoutMs: timeout });
+    });
+  }
+
+  /** Pulls and merges what a majority of the known replicas hold. */
+  pullFromMajority(timeoutMs: number | undefined): Promise<void> {
+    return this.fromMajority('majority read', timeoutMs, async (peer, timeout) => {
+      const digest = encodeDigest(this.ns.replica.digest());
+      const reply = await this.transport.request(peer, this.protocol, encodeRequest(TAG_PULL, digest), {
+        timeoutMs: timeout,
+      });
+      let delta: Delta;
+      try {
+        delta = this.checkedDelta(reply);
+      } catch (err) {
+        this.reject(peer, err);
+        throw err;
+      }
+      this.ns.mergeRemote(delta, reply, peer);
+    });
+  }
+}

@@ -1,0 +1,242 @@
+/**
+ * `createNode`: builds the node's context (identity, data directory lock,
+ * stores, transport, clock, scheduler, random, logger, events) once, then
+ * wires the modules onto it. Everything outside the process enters through
+ * the seams in `NodeOptions`, so the simulator runs this same code.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import {
+  Emitter,
+  InvalidArgumentError,
+  type RaftLogStorage,
+  SeededRandom,
+  systemClock,
+  systemScheduler,
+  TimeoutError,
+  type Transport,
+  UnavailableError,
+} from '@parley/interface';
+import {
+  createLibp2pTransport,
+  type Libp2pTransport,
+  loadOrCreatePrivateKey,
+  loadOrCreatePsk,
+  loadPsk,
+  validatePsk,
+} from '@parley/net';
+import { openLevelKV, openLevelRaftLog } from '@parley/storage';
+import type {
+  Cluster,
+  EventualNamespace,
+  Locks,
+  NamespaceStatus,
+  NodeStatus,
+  ParleyNode,
+  StrongNamespace,
+} from './api.js';
+import type { NodeContext, NodeEvents, NodeLogger, NodeStorage } from './context.js';
+import { EventualModule } from './eventual/index.js';
+import { GroupCommit } from './group-commit.js';
+import { lockDataDir } from './lock.js';
+import { defaultLogger, netLogger } from './logger.js';
+import type { NodeOptions } from './options.js';
+
+export const DEFAULT_LISTEN = ['/ip4/127.0.0.1/tcp/0'];
+export const DEFAULT_DATA_DIR = './.parley';
+export const DEFAULT_CLOSE_TIMEOUT_MS = 5_000;
+
+/**
+ * What the strong side (Raft: strong namespaces, locks, cluster) provides.
+ * `createNode` wires it in one place below.
+ */
+export interface StrongModule {
+  strong(namespace: string): StrongNamespace;
+  locks(namespace: string): Locks;
+  readonly cluster: Cluster;
+  status(): NamespaceStatus[] | Promise<NamespaceStatus[]>;
+  close(): Promise<void>;
+}
+
+/** A node with its context exposed (for tests, the server and the simulator). */
+export interface ParleyNodeInternals extends ParleyNode {
+  readonly context: NodeContext;
+  readonly eventualModule: EventualModule;
+  readonly commits: GroupCommit;
+}
+
+function strongUnavailable(): never {
+  throw new UnavailableError('strong namespaces are not wired into this node yet');
+}
+
+const unwiredCluster: Cluster = {
+  status: async () => strongUnavailable(),
+  addVoter: async () => strongUnavailable(),
+  addLearner: async () => strongUnavailable(),
+  promote: async () => strongUnavailable(),
+  removeVoter: async () => strongUnavailable(),
+  transferLeadership: async () => strongUnavailable(),
+};
+
+/**
+ * Creates and starts a node. With no options: data in `./.parley`, listening
+ * on loopback only, a cluster key created in the data directory, no peers
+ * needed — ready at once.
+ *
+ * @example
+ * ```ts
+ * const node = await createNode();
+ * const flags = node.eventual('deploy');
+ * await flags.set('rollout', { pct: 25 }, { ttl: 600 });
+ * (await flags.get('rollout'))?.value; // { pct: 25 }
+ * await node.close();
+ * ```
+ */
+export async function createNode(options: NodeOptions = {}): Promise<ParleyNodeInternals> {
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
+  const logger: NodeLogger = options.logger ?? defaultLogger();
+  const clock = options.clock ?? systemClock;
+  const scheduler = options.scheduler ?? systemScheduler;
+  const random = options.random ?? new SeededRandom(randomBytes(6).readUIntBE(0, 6));
+  const closeTimeoutMs = options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
+  if (!Number.isSafeInteger(closeTimeoutMs) || closeTimeoutMs < 1) {
+    throw new InvalidArgumentError('closeTimeoutMs must be a positive integer');
+  }
+
+  // Cleanups run in reverse order if creation fails half-way, and on close.
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const undo = async () => {
+    for (const fn of cleanups.splice(0).reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        logger.warn({ err: String(err) }, 'node: cleanup failed');
+      }
+    }
+  };
+
+  try {
+    const needsDisk = options.storage === undefined || options.transport === undefined;
+    const dataDir = needsDisk ? resolve(options.dataDir ?? DEFAULT_DATA_DIR) : null;
+    if (dataDir !== null) {
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      cleanups.push(lockDataDir(dataDir));
+    }
+
+    let storage: NodeStorage;
+    if (options.storage) {
+      storage = options.storage;
+    } else {
+      const kv = await openLevelKV({ path: join(dataDir as string, 'kv') });
+      cleanups.push(() => kv.close());
+      const raftLog: RaftLogStorage = await openLevelRaftLog({ path: join(dataDir as string, 'raft') });
+      cleanups.push(() => raftLog.close());
+      storage = { kv, raftLog };
+    }
+
+    let transport: Transport;
+    let listening: Libp2pTransport | undefined;
+    if (options.transport) {
+      transport = options.transport;
+    } else {
+      const dir = dataDir as string;
+      const privateKey = await loadOrCreatePrivateKey(join(dir, 'peer.key'));
+      let psk: Uint8Array | undefined;
+      if (options.psk instanceof Uint8Array) {
+        validatePsk(options.psk);
+        psk = options.psk;
+      } else if (typeof options.psk === 'string') {
+        psk = await loadPsk(options.psk);
+      } else if (options.psk !== undefined) {
+        throw new InvalidArgumentError('psk must be the key bytes or the path of its file');
+      } else if (!options.allowList && !options.openCluster) {
+        psk = await loadOrCreatePsk(join(dir, 'cluster.psk'));
+      }
+      listening = await createLibp2pTransport({
+        listen: options.listen ?? DEFAULT_LISTEN,
+        bootstrap: options.bootstrap ?? [],
+        privateKey,
+        psk,
+        allowPeers: options.allowList,
+        openCluster: options.openCluster ?? false,
+        logger: netLogger(logger),
+      });
+      transport = listening;
+    }
+
+    const events = new Emitter<NodeEvents>((err) => logger.warn({ err: String(err) }, 'node: an event listener threw'));
+    const context: NodeContext = {
+      peerId: transport.peerId,
+      transport,
+      clock,
+      scheduler,
+      random,
+      logger,
+      storage,
+      events,
+      dataDir,
+    };
+    const commits = new GroupCommit(storage.kv, clock, events, logger);
+
+    // ---- modules: the one place where the node's modules are wired ----
+    const eventual = new EventualModule(context, options.eventual, commits);
+    const strongModule = undefined as StrongModule | undefined; // createStrongModule(context, options.raft)
+    // --------------------------------------------------------------------
+
+    await transport.start();
+    cleanups.push(() => transport.stop());
+
+    let closing: Promise<void> | undefined;
+    const node: ParleyNodeInternals = {
+      peerId: transport.peerId,
+      get addresses() {
+        return listening ? listening.addresses() : [];
+      },
+      context,
+      eventualModule: eventual,
+      commits,
+      eventual: (namespace: string): EventualNamespace => eventual.namespace(namespace),
+      strong: (namespace: string) => (strongModule ? strongModule.strong(namespace) : strongUnavailable()),
+      locks: (namespace: string) => (strongModule ? strongModule.locks(namespace) : strongUnavailable()),
+      get cluster() {
+        return strongModule ? strongModule.cluster : unwiredCluster;
+      },
+      async status(): Promise<NodeStatus> {
+        const strongStatus = strongModule ? await strongModule.status() : [];
+        return {
+          peerId: transport.peerId,
+          replicaId: transport.peerId,
+          dataDir,
+          listen: listening ? listening.addresses() : [],
+          peers: transport.peers(),
+          namespaces: [...eventual.status(), ...strongStatus],
+        };
+      },
+      close(): Promise<void> {
+        closing ??= (async () => {
+          let timer: (() => void) | undefined;
+          const bound = new Promise<'timeout'>((r) => {
+            timer = scheduler.after(closeTimeoutMs, () => r('timeout'));
+          });
+          const orderly = (async () => {
+            await eventual.close();
+            await strongModule?.close();
+            await commits.close();
+          })();
+          const outcome = await Promise.race([orderly.then(() => 'done' as const), bound]);
+          timer?.();
+          await undo();
+          if (outcome === 'timeout') {
+            throw new TimeoutError(`node did not close within ${closeTimeoutMs} ms; stopped anyway`);
+          }
+        })();
+        return closing;
+      },
+    };
+    return node;
+  } catch (err) {
+    await undo();
+    throw err;
+  }
+}
