@@ -193,6 +193,7 @@ export async function createNode(options: NodeOptions = {}): Promise<ParleyNodeI
       get addresses() {
         return listening ? listening.addresses() : [];
       },
+      events,
       context,
       eventualModule: eventual,
       commits,
