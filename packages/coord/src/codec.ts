@@ -17,7 +17,7 @@
  * (one string and one parsed tree); commands are also capped at
  * MAX_COMMAND_BYTES before any parsing.
  */
-import { DecodeError, ERROR_STATUS } from '@parley/interface';
+import { DecodeError, ERROR_STATUS, jsonDepthExceeds } from '@parley/interface';
 import { canonicalJson, type JsonValue, MAX_JSON_DEPTH, utf8Decode, utf8Encode } from './json.js';
 import type { Command, CommandResult, Operation, OperationType } from './types.js';
 
@@ -63,21 +63,8 @@ function unframe(bytes: Uint8Array, tag: number, maxBytes: number): unknown {
   } catch {
     throw new DecodeError('malformed JSON body', 4);
   }
-  if (depthExceeds(value, MAX_JSON_DEPTH + 8)) throw new DecodeError('JSON nesting too deep', 4);
+  if (jsonDepthExceeds(value, MAX_JSON_DEPTH + 8)) throw new DecodeError('JSON nesting too deep', 4);
   return value;
-}
-
-/** Iterative depth check, so a hostile nesting never recurses on the stack. */
-function depthExceeds(root: unknown, limit: number): boolean {
-  const stack: [unknown, number][] = [[root, 0]];
-  while (stack.length > 0) {
-    const [v, d] = stack.pop() as [unknown, number];
-    if (v === null || typeof v !== 'object') continue;
-    if (d >= limit) return true;
-    const children = Array.isArray(v) ? v : Object.values(v as object);
-    for (const c of children) if (c !== null && typeof c === 'object') stack.push([c, d + 1]);
-  }
-  return false;
 }
 
 // ------------------------------------------------------------------ commands

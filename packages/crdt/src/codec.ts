@@ -42,11 +42,20 @@
  *   wallDelta is relative to the previous state's wallMs (0 at the start); a share's is
  *   relative to its counter's birth wallMs.
  *
+ * Bounds (limits.ts): sequence numbers and context ranges 1..MAX_SEQ, wall times
+ * 0..MAX_WALL_MS, logical counters 0..MAX_LOGICAL, TTLs 1..MAX_TTL_SECONDS, node ids
+ * at most MAX_NODE_ID_BYTES, values nested at most MAX_VALUE_DEPTH deep.
+ *
  * Decoders throw only DecodeError, allocate in proportion to the input, and
- * never loop longer than the input is long.
+ * never loop longer than the input is long. Every encoding is canonical: the
+ * decoders accept exactly the byte strings the encoders produce, so whatever
+ * decodes re-encodes to the same bytes (value texts must be what JSON.stringify
+ * prints, and every entry of the node table must be used).
  */
-import { ByteReader, ByteWriter, DecodeError } from '@parley/interface';
+import { ByteReader, ByteWriter, DecodeError, jsonDepthExceeds } from '@parley/interface';
 import { DotContext } from './context.js';
+import { wellFormedUtf8Length } from './json.js';
+import { MAX_LOGICAL, MAX_NODE_ID_BYTES, MAX_SEQ, MAX_TTL_SECONDS, MAX_VALUE_DEPTH, MAX_WALL_MS } from './limits.js';
 import { Register } from './register.js';
 import type {
   CounterShare,
@@ -76,8 +85,6 @@ const TIME_WALL = 0x10;
 const TIME_NEXT = 0x20;
 const F_SAME_TTL = 0x40;
 const F_CREATED_IS_WALL = 0x80;
-
-const MAX_TTL_SECONDS_WIRE = 0xffff_ffff;
 
 // ---------------------------------------------------------------- shared pieces
 
@@ -128,6 +135,8 @@ function writeContext(w: ByteWriter, context: Map<string, number[]>, nodes: Map<
 interface Head {
   namespace: string;
   nodes: string[];
+  /** used[i] = 1 once the body names nodes[i]. */
+  used: Uint8Array;
 }
 
 function readHead(r: ByteReader, expectedTag: number): Head {
@@ -143,19 +152,42 @@ function readHead(r: ByteReader, expectedTag: number): Head {
     const prev = nodes[i - 1];
     if (prev !== undefined && !(prev < name)) throw new DecodeError('node table not strictly ascending', r.pos);
     if (name.length === 0) throw new DecodeError('empty node id', r.pos);
+    if (wellFormedUtf8Length(name) > MAX_NODE_ID_BYTES) throw new DecodeError('node id too long', r.pos);
     nodes.push(name);
   }
-  return { namespace, nodes };
+  return { namespace, nodes, used: new Uint8Array(n) };
 }
 
-function nodeAt(r: ByteReader, nodes: readonly string[]): string {
+/** Every node in the table must be named by the body: the encoder writes no others. */
+function checkAllUsed(r: ByteReader, head: Head): void {
+  if (head.used.indexOf(0) >= 0) throw new DecodeError('node table names an unused node', r.pos);
+}
+
+function nodeAt(r: ByteReader, head: Head): string {
   const i = r.uint();
-  const name = nodes[i];
+  const name = head.nodes[i];
   if (name === undefined) throw new DecodeError(`node index ${i} out of range`, r.pos);
+  head.used[i] = 1;
   return name;
 }
 
-function readContext(r: ByteReader, nodes: readonly string[]): Map<string, number[]> {
+function logicalIn(r: ByteReader, logical: number): number {
+  if (logical > MAX_LOGICAL) throw new DecodeError('logical counter out of range', r.pos);
+  return logical;
+}
+
+function ttlIn(r: ByteReader, ttlSeconds: number): number {
+  if (ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS) throw new DecodeError('ttl out of range', r.pos);
+  return ttlSeconds;
+}
+
+function seqIn(r: ByteReader, seq: number): number {
+  if (seq < 1 || seq > MAX_SEQ) throw new DecodeError('sequence number out of range', r.pos);
+  return seq;
+}
+
+function readContext(r: ByteReader, head: Head): Map<string, number[]> {
+  const { nodes } = head;
   const origins = r.count(3);
   const out = new Map<string, number[]>();
   let prevIndex = -1;
@@ -163,6 +195,7 @@ function readContext(r: ByteReader, nodes: readonly string[]): Map<string, numbe
     const index = r.uint();
     if (index <= prevIndex || index >= nodes.length) throw new DecodeError('context origins not ascending', r.pos);
     prevIndex = index;
+    head.used[index] = 1;
     const n = r.count(2);
     if (n === 0) throw new DecodeError('context origin without ranges', r.pos);
     const ranges: number[] = [];
@@ -172,7 +205,7 @@ function readContext(r: ByteReader, nodes: readonly string[]): Map<string, numbe
       if (i > 0 && gap === 0) throw new DecodeError('adjacent context ranges', r.pos);
       const lo = prevHi + 1 + gap;
       const hi = lo + r.uint();
-      if (hi > Number.MAX_SAFE_INTEGER) throw new DecodeError('sequence number out of range', r.pos);
+      if (hi > MAX_SEQ) throw new DecodeError('sequence number out of range', r.pos);
       ranges.push(lo, hi);
       prevHi = hi;
     }
@@ -183,50 +216,33 @@ function readContext(r: ByteReader, nodes: readonly string[]): Map<string, numbe
 
 function safeAdd(a: number, b: number, r: ByteReader): number {
   const x = a + b;
-  if (x < 0 || x > Number.MAX_SAFE_INTEGER) throw new DecodeError('time out of range', r.pos);
+  if (x < 0 || x > MAX_WALL_MS) throw new DecodeError('time out of range', r.pos);
   return x;
 }
 
 // ---------------------------------------------------------------- JSON values
 
-const MAYBE_ODD_NUMBER = /-0|[eE]/;
-
 function jsonText(value: JsonValue): string {
   return JSON.stringify(value);
 }
 
-/** Rewrites -0 to 0 in place and rejects non-finite numbers (1e400 parses to Infinity). */
-function checkNumbers(v: JsonValue, r: ByteReader, depth: number): JsonValue {
-  if (typeof v === 'number') {
-    if (!Number.isFinite(v)) throw new DecodeError('non-finite number in value', r.pos);
-    return v === 0 ? 0 : v;
-  }
-  if (v === null || typeof v !== 'object') return v;
-  if (depth > 10_000) throw new DecodeError('value nested too deeply', r.pos);
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) v[i] = checkNumbers(v[i] as JsonValue, r, depth + 1);
-  } else {
-    for (const k of Object.keys(v)) v[k] = checkNumbers(v[k] as JsonValue, r, depth + 1);
-  }
-  return v;
-}
-
+/**
+ * A register's value: JSON text nested at most MAX_VALUE_DEPTH deep (checked
+ * without recursion before anything recurses), and exactly the text
+ * JSON.stringify prints for it. That one comparison rejects every other
+ * spelling: whitespace, escapes, duplicate keys, -0, exponents, 1e400.
+ */
 function readValue(r: ByteReader): JsonValue {
+  const at = r.pos;
   const text = r.string();
   let value: JsonValue;
   try {
     value = JSON.parse(text) as JsonValue;
   } catch {
-    throw new DecodeError('value is not JSON', r.pos);
+    throw new DecodeError('value is not JSON', at);
   }
-  if (MAYBE_ODD_NUMBER.test(text)) {
-    try {
-      value = checkNumbers(value, r, 0);
-    } catch (err) {
-      if (err instanceof DecodeError) throw err;
-      throw new DecodeError('value is not decodable', r.pos);
-    }
-  }
+  if (jsonDepthExceeds(value, MAX_VALUE_DEPTH)) throw new DecodeError('value nested too deeply', at);
+  if (JSON.stringify(value) !== text) throw new DecodeError('value is not in canonical JSON form', at);
   return value;
 }
 
@@ -310,7 +326,7 @@ function writeBody(w: ByteWriter, tag: number, delta: Delta): void {
 function readBody(r: ByteReader, tag: number): Delta {
   const head = readHead(r, tag);
   const { nodes } = head;
-  const context = readContext(r, nodes);
+  const context = readContext(r, head);
   const states: KeyState[] = [];
   const keys = new Set<string>();
   const addKey = (key: string) => {
@@ -341,7 +357,7 @@ function readBody(r: ByteReader, tag: number): Delta {
     addKey(key);
     let node = prevNode;
     if (!sameNode) {
-      node = nodeAt(r, nodes);
+      node = nodeAt(r, head);
       if (i > 0 && !(node > prevNode)) throw new DecodeError('states not in dot order', r.pos);
     }
     let seq: number;
@@ -351,7 +367,7 @@ function readBody(r: ByteReader, tag: number): Delta {
       if (d === 0) throw new DecodeError('NEXT_SEQ not used for the next sequence number', r.pos);
       seq = prevSeq + 1 + d;
     } else seq = r.uint();
-    if (seq < 1 || seq > Number.MAX_SAFE_INTEGER) throw new DecodeError('sequence number out of range', r.pos);
+    seqIn(r, seq);
     let wallMs = prevWall;
     let logical = prevLogical + 1;
     if (time !== TIME_NEXT) {
@@ -363,6 +379,7 @@ function readBody(r: ByteReader, tag: number): Delta {
         if (wallMs === prevWall && logical === prevLogical + 1) throw new DecodeError('TIME_NEXT not used', r.pos);
       }
     }
+    logicalIn(r, logical);
     if (type === T_REGISTER) {
       let ttlSeconds = prevTtl;
       if (header & F_SAME_TTL) {
@@ -370,7 +387,7 @@ function readBody(r: ByteReader, tag: number): Delta {
       } else {
         ttlSeconds = r.uint();
         if (ttlSeconds === prevTtl) throw new DecodeError('SAME_TTL not used for a repeated TTL', r.pos);
-        if (ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS_WIRE) throw new DecodeError('ttl out of range', r.pos);
+        ttlIn(r, ttlSeconds);
       }
       let createdAt = wallMs;
       if (!(header & F_CREATED_IS_WALL)) {
@@ -398,12 +415,13 @@ function readBody(r: ByteReader, tag: number): Delta {
     prevKey = key;
     addKey(key);
     const wallMs = safeAdd(prevWall, r.int(), r);
-    const logical = r.uint();
+    const logical = logicalIn(r, r.uint());
     const baseIndex = r.uint();
     let node = '';
     if (baseIndex > 0) {
       const name = nodes[baseIndex - 1];
       if (name === undefined) throw new DecodeError(`node index ${baseIndex - 1} out of range`, r.pos);
+      head.used[baseIndex - 1] = 1;
       node = name;
     } else if (wallMs !== 0 || logical !== 0) {
       throw new DecodeError('counter base without a node', r.pos);
@@ -417,14 +435,13 @@ function readBody(r: ByteReader, tag: number): Delta {
       const index = r.uint();
       if (index <= prevIndex || index >= nodes.length) throw new DecodeError('shares not in node order', r.pos);
       prevIndex = index;
+      head.used[index] = 1;
       const inc = r.uint();
       const dec = r.uint();
       const shareWall = safeAdd(wallMs, r.int(), r);
-      const shareLogical = r.uint();
-      const seq = r.uint();
-      if (seq < 1) throw new DecodeError('sequence number out of range', r.pos);
-      const ttlSeconds = r.uint();
-      if (ttlSeconds < 1 || ttlSeconds > MAX_TTL_SECONDS_WIRE) throw new DecodeError('ttl out of range', r.pos);
+      const shareLogical = logicalIn(r, r.uint());
+      const seq = seqIn(r, r.uint());
+      const ttlSeconds = ttlIn(r, r.uint());
       shares.set(nodes[index] as string, {
         inc,
         dec,
@@ -438,6 +455,7 @@ function readBody(r: ByteReader, tag: number): Delta {
     prevWall = wallMs;
   }
   r.end();
+  checkAllUsed(r, head);
   return { namespace: head.namespace, states, context };
 }
 
@@ -493,8 +511,9 @@ export function decodeDigest(bytes: Uint8Array): Digest {
   return guard(() => {
     const r = new ByteReader(asBytes(bytes));
     const head = readHead(r, TAG_DIGEST);
-    const context = readContext(r, head.nodes);
+    const context = readContext(r, head);
     r.end();
+    checkAllUsed(r, head);
     return { namespace: head.namespace, context };
   });
 }

@@ -1,4 +1,4 @@
-import { DecodeError, ParleyError, SeededRandom, testSeed, withSeed } from '@parley/interface';
+import { DecodeError, InvalidArgumentError, ParleyError, SeededRandom, testSeed, withSeed } from '@parley/interface';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -310,10 +310,15 @@ describe('garbage collection never brings data back (property)', () => {
 });
 
 describe('decoders on untrusted bytes (property)', () => {
-  const decoders = [decodeDelta, decodeState, decodeDigest] as const;
+  const codecs = [
+    [decodeDelta, encodeDelta],
+    [decodeState, encodeState],
+    [decodeDigest, encodeDigest],
+  ] as const;
 
+  /** The decoder contract: DecodeError, or a value that re-encodes to the very same bytes. */
   function onlyDecodeErrors(bytes: Uint8Array): void {
-    for (const decode of decoders) {
+    for (const [decode, encode] of codecs) {
       let decoded: Delta | Digest;
       try {
         decoded = decode(bytes);
@@ -321,11 +326,17 @@ describe('decoders on untrusted bytes (property)', () => {
         expect(err).toBeInstanceOf(DecodeError);
         continue;
       }
-      // Whatever decodes must merge without surprises.
+      expect(hex((encode as (d: Delta | Digest) => Uint8Array)(decoded))).toBe(hex(bytes));
+      // Whatever decodes must merge without surprises: applied, or refused whole with a typed error.
       if ('states' in decoded) {
         const r = new NamespaceReplica({ namespace: decoded.namespace, replicaId: 'fuzz' });
-        r.merge(decoded as Delta, 5_000_000_000_000);
+        try {
+          r.merge(decoded as Delta, 5_000_000_000_000);
+        } catch (err) {
+          expect(err).toBeInstanceOf(InvalidArgumentError);
+        }
         encodeState(r.state());
+        r.deltaFor({ namespace: decoded.namespace, context: new Map() });
       }
     }
   }
@@ -345,7 +356,14 @@ describe('decoders on untrusted bytes (property)', () => {
         { length: 30 },
         (_, i): Op =>
           i % 3 === 0
-            ? { type: 'set', r: i % 3, key: KEYS[i % 5] as string, value: { n: i, s: 'é😀' }, ttl: 60 + i }
+            ? {
+                type: 'set',
+                r: i % 3,
+                key: KEYS[i % 5] as string,
+                // Small values, and now and then one nested to the depth limit.
+                value: i % 9 === 0 ? JSON.parse(`${'[{"a":'.repeat(32)}1${'}]'.repeat(32)}`) : { n: i, s: 'é😀' },
+                ttl: 60 + i,
+              }
             : i % 3 === 1
               ? { type: 'inc', r: i % 3, key: `c${i % 2}`, by: i - 10, ttl: 3600 }
               : { type: 'deliver', count: 2 },

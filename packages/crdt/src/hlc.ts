@@ -1,4 +1,5 @@
 import { ClockDriftError, InvalidArgumentError } from '@parley/interface';
+import { MAX_LOGICAL } from './limits.js';
 
 /**
  * A hybrid logical clock stamp: physical milliseconds, a logical counter that
@@ -93,7 +94,16 @@ export class HybridLogicalClock {
     } else {
       this.logical++;
     }
+    this.carry();
     return { wallMs: this.wallMs, logical: this.logical, node: this.node };
+  }
+
+  /** Past MAX_LOGICAL the stamp moves to the next millisecond: still greater, still in bounds. */
+  private carry(): void {
+    if (this.logical > MAX_LOGICAL) {
+      this.wallMs++;
+      this.logical = 0;
+    }
   }
 
   /** Throws ClockDriftError (and counts it) when `remote` is too far ahead of `physicalMs`; changes nothing. */
@@ -129,5 +139,6 @@ export class HybridLogicalClock {
       this.logical = 0;
     }
     this.wallMs = wall;
+    this.carry();
   }
 }

@@ -20,6 +20,7 @@
 export * from './codec.js';
 export { DotContext, subtractRanges } from './context.js';
 export * from './hlc.js';
+export * from './limits.js';
 export * from './lww.js';
 export * from './namespace.js';
 export * from './pn-counter.js';

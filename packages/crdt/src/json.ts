@@ -1,4 +1,5 @@
-import { InvalidArgumentError } from '@parley/interface';
+import { InvalidArgumentError, jsonDepthExceeds } from '@parley/interface';
+import { MAX_VALUE_DEPTH } from './limits.js';
 import type { JsonValue } from './types.js';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -51,7 +52,8 @@ export interface NormalizedJson {
  * Validates and copies a value the way every replica will see it after a
  * round trip through the codec (JSON text), so the writer's own copy and the
  * decoded copies are equal. Throws InvalidArgumentError for what JSON cannot
- * carry faithfully (undefined, functions, non-finite numbers at top level, BigInt, cycles).
+ * carry faithfully (undefined, functions, non-finite numbers at top level, BigInt,
+ * cycles, nesting deeper than MAX_VALUE_DEPTH).
  */
 export function normalizeJson(value: unknown): NormalizedJson {
   switch (typeof value) {
@@ -71,7 +73,11 @@ export function normalizeJson(value: unknown): NormalizedJson {
         throw new InvalidArgumentError(`value is not JSON: ${(err as Error).message}`);
       }
       if (text === undefined) throw new InvalidArgumentError('value is not JSON');
-      return { value: JSON.parse(text) as JsonValue, text };
+      const copy = JSON.parse(text) as JsonValue;
+      if (jsonDepthExceeds(copy, MAX_VALUE_DEPTH)) {
+        throw new InvalidArgumentError(`value nested deeper than ${MAX_VALUE_DEPTH} levels`);
+      }
+      return { value: copy, text };
     }
     default:
       throw new InvalidArgumentError(`value of type ${typeof value} is not JSON`);

@@ -2,6 +2,7 @@ import { InvalidArgumentError, NamespaceFullError, ValueTooLargeError } from '@p
 import { DotContext, subtractRanges } from './context.js';
 import { HLC_ZERO, type Hlc, HybridLogicalClock, hlcVersion } from './hlc.js';
 import { isWellFormed, normalizeJson, utf8Length, wellFormedUtf8Length } from './json.js';
+import { MAX_SEQ, MAX_TTL_SECONDS } from './limits.js';
 import { addToShare } from './pn-counter.js';
 import { Register } from './register.js';
 import type {
@@ -20,9 +21,10 @@ import type {
   SetOptions,
   TombstoneState,
 } from './types.js';
+import { checkDelta, checkDigest } from './validate.js';
 
+export { MAX_TTL_SECONDS } from './limits.js';
 export const DEFAULT_TTL_SECONDS = 3600;
-export const MAX_TTL_SECONDS = 30 * 24 * 3600;
 export const DEFAULT_MAX_VALUE_BYTES = 1_048_576;
 export const DEFAULT_MAX_LIVE_KEYS = 10_000;
 export const DEFAULT_MAX_KEY_BYTES = 1024;
@@ -41,11 +43,18 @@ export interface NamespaceReplicaOptions {
   maxClockDriftMs?: number;
   /** TTL of a write that names none. Default 3600. */
   defaultTtlSeconds?: number;
-  /** Largest TTL a write may ask for. Default 30 days. */
+  /**
+   * Largest TTL a write may ask for, 1 .. 30 days. Default 30 days. Every replica
+   * of a namespace must use the same value: `merge` refuses a delta holding a
+   * longer TTL (InvalidArgumentError), since the garbage collection argument
+   * needs every write to expire within the local maximum.
+   */
   maxTtlSeconds?: number;
   /**
    * A tombstone or expired entry is collected once this long has passed since its
-   * write. Default (and minimum for the no-resurrection guarantee) maxTtlSeconds·1000.
+   * write. At least maxTtlSeconds·1000 (the no-resurrection guarantee needs every
+   * write a tombstone supersedes to have expired first; a smaller value is an
+   * InvalidArgumentError). Default maxTtlSeconds·1000.
    */
   tombstoneGraceMs?: number;
 }
@@ -284,7 +293,14 @@ export class NamespaceReplica {
     this.maxTtlSeconds = positiveInt('maxTtlSeconds', options.maxTtlSeconds, MAX_TTL_SECONDS);
     this.defaultTtlSeconds = positiveInt('defaultTtlSeconds', options.defaultTtlSeconds, DEFAULT_TTL_SECONDS);
     this.tombstoneGraceMs = positiveInt('tombstoneGraceMs', options.tombstoneGraceMs, this.maxTtlSeconds * 1000);
-    if (this.maxTtlSeconds < 1) throw new InvalidArgumentError('maxTtlSeconds must be at least 1');
+    if (this.maxTtlSeconds < 1 || this.maxTtlSeconds > MAX_TTL_SECONDS) {
+      throw new InvalidArgumentError(`maxTtlSeconds must be in 1..${MAX_TTL_SECONDS}`);
+    }
+    if (this.tombstoneGraceMs < this.maxTtlSeconds * 1000) {
+      throw new InvalidArgumentError(
+        `tombstoneGraceMs (${this.tombstoneGraceMs}) must be at least maxTtlSeconds·1000 (${this.maxTtlSeconds * 1000}): a shorter grace lets a collected tombstone's superseded write come back`,
+      );
+    }
     this.checkTtl(this.defaultTtlSeconds);
   }
 
@@ -309,7 +325,7 @@ export class NamespaceReplica {
       stamp.wallMs,
       stamp.logical,
       stamp.node,
-      ++this.localSeq,
+      this.nextSeq(),
       ttlSeconds,
       createdAt,
       json.value,
@@ -340,7 +356,7 @@ export class NamespaceReplica {
       dec: amounts.dec,
       wallMs: stamp.wallMs,
       logical: stamp.logical,
-      seq: ++this.localSeq,
+      seq: this.nextSeq(),
       ttlSeconds,
     };
     const own = new Map([[this.replicaId, share]]);
@@ -375,7 +391,7 @@ export class NamespaceReplica {
       wallMs: stamp.wallMs,
       logical: stamp.logical,
       node: stamp.node,
-      seq: ++this.localSeq,
+      seq: this.nextSeq(),
     };
     return this.applyLocal(key, next, current, next);
   }
@@ -429,8 +445,12 @@ export class NamespaceReplica {
    * Commutative, associative and idempotent. A key state with a stamp more than
    * maxClockDriftMs ahead of `nowMs` is refused and counted (it comes back with
    * a later anti-entropy round once it is within bounds); the rest is applied.
+   * A malformed delta, or one beyond this replica's limits (key and value size,
+   * TTL, sequence numbers, value depth), is refused whole with
+   * InvalidArgumentError, and nothing of it is applied.
    */
   merge(delta: Delta, nowMs: number): MergeResult {
+    checkDelta(delta, this);
     if (delta.namespace !== this.namespace) {
       throw new InvalidArgumentError(`delta of namespace '${delta.namespace}' merged into '${this.namespace}'`);
     }
@@ -477,6 +497,7 @@ export class NamespaceReplica {
    * Cost O(missing dots · log n + origins + gaps), independent of the state size.
    */
   deltaFor(remote: Digest): Delta {
+    checkDigest(remote);
     if (remote.namespace !== this.namespace) {
       throw new InvalidArgumentError(`digest of namespace '${remote.namespace}' sent to '${this.namespace}'`);
     }
@@ -519,6 +540,7 @@ export class NamespaceReplica {
     if (!Number.isSafeInteger(nowMs) || nowMs < 0)
       throw new InvalidArgumentError('nowMs must be a non-negative integer');
     let acked: DotContext[] | undefined;
+    for (const d of options.peers ?? []) checkDigest(d);
     if (options.peers && options.peers.length > 0) {
       const mine = this.ctx.snapshot();
       const covered = options.peers.every(
@@ -568,6 +590,16 @@ export class NamespaceReplica {
       throw new InvalidArgumentError(`key is longer than ${this.maxKeyBytes} bytes`, { key: key.slice(0, 64) });
     }
     if (bytes < 0) throw new InvalidArgumentError('key has a lone surrogate');
+  }
+
+  /** The next local sequence number; InvalidArgumentError once MAX_SEQ is spent. */
+  private nextSeq(): number {
+    if (this.localSeq >= MAX_SEQ) {
+      throw new InvalidArgumentError(
+        `replica '${this.replicaId}' has used every sequence number; restart it under a new id`,
+      );
+    }
+    return ++this.localSeq;
   }
 
   private checkTtl(ttlSeconds: number): number {

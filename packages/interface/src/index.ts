@@ -12,6 +12,7 @@
 export * from './bytes.js';
 export * from './errors.js';
 export * from './events.js';
+export * from './json.js';
 export * from './raft-log.js';
 export * from './random.js';
 export * from './seed.js';
