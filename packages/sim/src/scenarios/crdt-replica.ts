@@ -35,6 +35,10 @@ export interface CrdtReplicaOptions {
   /** Log records kept before they are folded into a snapshot. */
   maxLogRecords: number;
   maxClockDriftMs: number;
+  /** TTL bounds and the tombstone grace period (short ones make GC run within a scenario). */
+  ttl?: { defaultTtlSeconds: number; maxTtlSeconds: number; tombstoneGraceMs: number };
+  /** Runs `gc(now)` this often (mean, jittered ±50%); off when absent. */
+  gcEveryMs?: number;
 }
 
 export interface CrdtReplicaCounters {
@@ -45,6 +49,9 @@ export interface CrdtReplicaCounters {
   decodeErrors: number;
   driftRejections: number;
   readRetries: number;
+  gcRuns: number;
+  /** Tombstones and expired entries collected by `gc`. */
+  gcRemovals: number;
 }
 
 const ENC = new TextEncoder();
@@ -86,6 +93,8 @@ export class CrdtReplicaNode {
     decodeErrors: 0,
     driftRejections: 0,
     readRetries: 0,
+    gcRuns: 0,
+    gcRemovals: 0,
   };
   private readonly store: KVStorage;
   private nextRecord = 0;
@@ -103,6 +112,7 @@ export class CrdtReplicaNode {
       namespace: options.namespace,
       replicaId: ctx.id,
       maxClockDriftMs: options.maxClockDriftMs,
+      ...options.ttl,
     });
     this.store = ctx.kv('crdt');
     this.topic = `parley/crdt/${options.namespace}`;
@@ -116,6 +126,7 @@ export class CrdtReplicaNode {
     node.serve();
     await ctx.transport.start();
     node.scheduleAntiEntropy();
+    node.scheduleGc();
     return node;
   }
 
@@ -202,6 +213,16 @@ export class CrdtReplicaNode {
       const peers = this.ctx.transport.peers();
       if (peers.length > 0) this.antiEntropyWith(peers[this.ctx.random.int(peers.length)]!);
       this.scheduleAntiEntropy();
+    });
+  }
+
+  private scheduleGc(): void {
+    const every = this.options.gcEveryMs;
+    if (every === undefined) return;
+    this.ctx.scheduler.after(Math.floor(every / 2) + this.ctx.random.int(every + 1), () => {
+      this.counters.gcRuns++;
+      this.counters.gcRemovals += this.replica.gc(this.nowMs()).removed;
+      this.scheduleGc();
     });
   }
 

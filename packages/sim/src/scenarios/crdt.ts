@@ -23,6 +23,8 @@ import { CrdtReplicaNode } from './crdt-replica.js';
 
 const NAMESPACE = 'sim';
 const REGISTER_KEYS = ['k0', 'k1', 'k2', 'k3', 'k4', 'k5'];
+/** With GC on, more keys: a key must sit unwritten past its TTL and the grace period to be collected. */
+const GC_REGISTER_KEYS = Array.from({ length: 24 }, (_, i) => `k${i}`);
 const COUNTER_KEYS = ['c0', 'c1'];
 /** Clock skew stays well inside the replicas' drift bound, as the brief requires. */
 const MAX_CLOCK_DRIFT_MS = 60_000;
@@ -44,11 +46,31 @@ export interface CrdtScenarioConfig {
   maxClockWobbleMs?: number;
   /** Disk faults on every host. */
   disk?: { tornWriteRate?: number; readErrorRate?: number };
+  /**
+   * Tombstone GC within the run: every write carries a TTL of 1..maxTtlSeconds, tombstones
+   * and expired entries are collected after `graceMs` by a `gc` every ~`everyMs` on each
+   * replica, and clients also delete counters. Clocks are exact (GC compares the writer's
+   * stamp with the local clock). Replaces the exact counter sums (counters expire) with:
+   * a deleted key stays deleted, and no counter comes back.
+   */
+  gc?: { maxTtlSeconds: number; graceMs: number; everyMs: number };
+  /**
+   * Clients act in lock-step rounds every `everyMs`: in each round every replica writes
+   * the same key at the same virtual millisecond on exact clocks, so HLC stamps tie on
+   * (wallMs, logical) and only the node id orders them.
+   */
+  lockstep?: { everyMs: number };
   safetyMs?: number;
   livenessBoundMs?: number;
 }
 
 const stampOfState = (s: KeyState): Hlc => ({ wallMs: s.wallMs, logical: s.logical, node: s.node });
+
+/** The stamp a version string names (`<wallMs base36>.<logical base36>.<node>`, see @parley/crdt hlcVersion). */
+function stampOfVersion(version: string): Hlc {
+  const [wall, logical, ...node] = version.split('.');
+  return { wallMs: Number.parseInt(wall!, 36), logical: Number.parseInt(logical!, 36), node: node.join('.') };
+}
 
 /** Builds one `crdt-*` scenario from its fault configuration. */
 export function crdtScenario(config: CrdtScenarioConfig): Scenario {
@@ -81,6 +103,28 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
   let reads = 0;
   let writes = 0;
 
+  const gc = config.gc;
+  const registerKeys = gc ? GC_REGISTER_KEYS : REGISTER_KEYS;
+  /** Per replica and key: the newest delete (tombstone) it has seen. */
+  const deleteSeen = new Map<string, Hlc>();
+  let deletedKeyReads = 0;
+  let hlcTies = 0;
+  /** key → "wallMs.logical" → nodes that wrote it (for counting ties). */
+  const stampsByKey = new Map<string, Map<string, Set<string>>>();
+  const noteStamp = (key: string, stamp: Hlc) => {
+    let byStamp = stampsByKey.get(key);
+    if (!byStamp) stampsByKey.set(key, (byStamp = new Map()));
+    const at = `${stamp.wallMs}.${stamp.logical}`;
+    let nodes = byStamp.get(at);
+    if (!nodes) {
+      if (byStamp.size >= 10_000) byStamp.clear(); // bounded: ties are between recent writes
+      byStamp.set(at, (nodes = new Set()));
+    }
+    if (!nodes.has(stamp.node) && nodes.size > 0) hlcTies++;
+    nodes.add(stamp.node);
+  };
+  const ttlOption = (): { ttlSeconds: number } | undefined =>
+    gc ? { ttlSeconds: 1 + rng.int(gc.maxTtlSeconds) } : undefined;
   const maxOffset = config.maxClockOffsetMs ?? 0;
   const maxWobble = config.maxClockWobbleMs ?? 0;
   for (const id of ids) {
@@ -106,8 +150,14 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
           antiEntropyMs: 400,
           maxLogRecords: 32,
           maxClockDriftMs: MAX_CLOCK_DRIFT_MS,
+          ...(gc
+            ? {
+                ttl: { defaultTtlSeconds: 1, maxTtlSeconds: gc.maxTtlSeconds, tombstoneGraceMs: gc.graceMs },
+                gcEveryMs: gc.everyMs,
+              }
+            : {}),
         }).then((node) => {
-          startClient(node, ctx.scheduler, process);
+          if (!config.lockstep) startClient(node, ctx.scheduler, process);
           return node;
         });
       },
@@ -134,10 +184,37 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
     loop();
   }
 
-  function operate(node: CrdtReplicaNode, process: string): void {
-    const roll = rng.int(100);
+  /** One client operation; `preset` (lock-step rounds) fixes the kind of operation and the key index. */
+  function operate(node: CrdtReplicaNode, process: string, preset?: { roll: number; pick: number }): void {
+    const roll = preset?.roll ?? rng.int(100);
+    const pickFrom = (keys: readonly string[]) => keys[(preset?.pick ?? rng.int(1_000_000)) % keys.length]!;
+    if (gc && roll >= 60 && roll < 65) {
+      // Delete a counter (only with GC on: the exact-sum check assumes counters are never deleted).
+      const key = pickFrom(COUNTER_KEYS);
+      history.invoke(process, 'delete', null, key);
+      writes++;
+      node
+        .write((r, now) => {
+          const delta = r.delete(key, now);
+          noteStamp(key, stampOfState(delta.states[0]!));
+          return delta;
+        })
+        .then((delta) => {
+          noteDelete(process, key, stampOfState(delta.states[0]!));
+          history.ok(process, null);
+        });
+      return;
+    }
+    if (gc && roll >= 90) {
+      const key = pickFrom(COUNTER_KEYS);
+      reads++;
+      history.invoke(process, 'read', null, key);
+      const entry = readChecked(node, process, key);
+      history.ok(process, (entry?.value as number | undefined) ?? null);
+      return;
+    }
     if (roll < 35) {
-      const key = REGISTER_KEYS[rng.int(REGISTER_KEYS.length)]!;
+      const key = pickFrom(registerKeys);
       const value = `${process}:${opCounter++}`;
       let set = written.get(key);
       if (!set) written.set(key, (set = new Set()));
@@ -146,9 +223,10 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
       writes++;
       node
         .write((r, now) => {
-          const delta = r.set(key, value, now);
+          const delta = r.set(key, value, now, ttlOption());
           const s = delta.states[0]!;
           versionStamps.set(r.get(key, now)!.version, stampOfState(s));
+          noteStamp(key, stampOfState(s));
           return delta;
         })
         .then((delta) => {
@@ -158,36 +236,70 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
           history.ok(process, value);
         });
     } else if (roll < 45) {
-      const key = REGISTER_KEYS[rng.int(REGISTER_KEYS.length)]!;
+      const key = pickFrom(registerKeys);
       history.invoke(process, 'delete', null, key);
       writes++;
       node
-        .write((r, now) => r.delete(key, now))
+        .write((r, now) => {
+          const delta = r.delete(key, now);
+          noteStamp(key, stampOfState(delta.states[0]!));
+          return delta;
+        })
         .then((delta) => {
           const stamp = stampOfState(delta.states[0]!);
           acked.push({ key, stamp, delete: true, replica: process });
           ownLatest.set(`${process}/${key}`, stamp);
+          noteDelete(process, key, stamp);
           history.ok(process, null);
         });
     } else if (roll < 65) {
-      const key = COUNTER_KEYS[rng.int(COUNTER_KEYS.length)]!;
+      const key = pickFrom(COUNTER_KEYS);
       const by = between(rng, -3, 5) || 1;
       history.invoke(process, 'add', by, key);
       writes++;
       node
-        .write((r, now) => r.increment(key, by, now))
+        .write((r, now) => r.increment(key, by, now, ttlOption()))
         .then(() => {
           counterSums.set(key, (counterSums.get(key) ?? 0) + by);
           history.ok(process, by);
         });
     } else {
-      const key = REGISTER_KEYS[rng.int(REGISTER_KEYS.length)]!;
+      const key = pickFrom(registerKeys);
       reads++;
       history.invoke(process, 'read', null, key);
-      const entry = node.replica.get(key, node.nowMs());
+      const entry = readChecked(node, process, key);
       checkRead(process, key, entry?.value as string | undefined, entry?.version);
       history.ok(process, (entry?.value as string | undefined) ?? null);
     }
+  }
+
+  function noteDelete(process: string, key: string, stamp: Hlc): void {
+    const seen = deleteSeen.get(`${process}/${key}`);
+    if (!seen || compareHlc(stamp, seen) > 0) deleteSeen.set(`${process}/${key}`, stamp);
+  }
+
+  /**
+   * Reads `key` and checks that a deleted key stays deleted: the value read (a register,
+   * or a counter's latest increment) is never older, by the LWW order, than a delete this
+   * replica has already seen (its own, or a tombstone it held). A tombstone collected too
+   * early lets a delayed older write come back and fails this check.
+   */
+  function readChecked(node: CrdtReplicaNode, process: string, key: string) {
+    const state = node.replica.stateOf(key);
+    if (state?.type === 'tombstone') noteDelete(process, key, stampOfState(state));
+    const entry = node.replica.get(key, node.nowMs());
+    const seen = deleteSeen.get(`${process}/${key}`);
+    if (entry && seen) {
+      deletedKeyReads++;
+      const stamp = stampOfVersion(entry.version);
+      if (compareHlc(stamp, seen) < 0) {
+        throw violation(
+          'crdt/deleted-stays-deleted',
+          `${process} read ${key} = ${JSON.stringify(entry.value)} (${entry.version}), older than the delete ${JSON.stringify(seen)} it had seen`,
+        );
+      }
+    }
+    return entry;
   }
 
   /** Continuous invariants on every read: validity and read-your-writes. */
@@ -214,6 +326,21 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
   const nemesis = new Nemesis(sim, ids, config.nemesis).start();
   if (config.network) sim.network.configure(config.network);
 
+  if (config.lockstep) {
+    const every = config.lockstep.everyMs;
+    const round = () => {
+      if (!running) return;
+      // One kind of operation and one key for the whole round: writes at the same ms tie.
+      const preset = { roll: rng.int(100), pick: rng.int(1_000_000) };
+      for (const id of ids) {
+        const h = sim.host<CrdtReplicaNode>(id);
+        if (h.state === 'up' && h.app && !history.isOpen(id)) operate(h.app, id, preset);
+      }
+      sim.schedule(every, round);
+    };
+    sim.schedule(every, round);
+  }
+
   const nodes = (): CrdtReplicaNode[] =>
     ids.map((id) => sim.host<CrdtReplicaNode>(id).app).filter((n): n is CrdtReplicaNode => n !== undefined);
 
@@ -234,8 +361,13 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
       // Operations left open (a crash, or the end of the workload) are indeterminate.
       for (const id of ids) if (history.isOpen(id)) history.info(id, null, { error: 'unfinished' });
       const ns = nodes();
+      // With GC on, bytes agree only between replicas that collected at the same instant:
+      // collect everywhere now (exact clocks: one nowMs), and only unexpired writes must survive.
+      if (gc) for (const n of ns) n.replica.gc(n.nowMs());
+      const nowMs = ns[0]?.nowMs() ?? 0;
+      const mustSurvive = gc ? acked.filter((w) => w.stamp.wallMs + gc.maxTtlSeconds * 1_000 > nowMs) : acked;
       const states = new Map(ns.map((n) => [n.replica.replicaId, n.replica]));
-      const result = checkConvergence(states, acked, {
+      const result = checkConvergence(states, mustSurvive, {
         equal: (a, b) => bytesEqual(encodeState(a.state()), encodeState(b.state())),
         stampOf: (r, key) => {
           const s = r.stateOf(key);
@@ -252,7 +384,7 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
             : `${v.replica} lost the acknowledged write to ${v.key} by ${v.write.replica} (${JSON.stringify(v.write.stamp)}), holds ${JSON.stringify(v.found)}`,
         );
       }
-      for (const key of COUNTER_KEYS) {
+      for (const key of gc ? [] : COUNTER_KEYS) {
         const expected = counterSums.get(key);
         for (const n of ns) {
           const got = n.replica.get(key, n.nowMs())?.value;
@@ -270,9 +402,11 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
       const ns = nodes();
       let torn = 0;
       let drift = 0;
+      let gcRemovals = 0;
       for (const n of ns) {
         torn += n.counters.tornRecords;
         drift += n.counters.driftRejections;
+        gcRemovals += n.counters.gcRemovals;
       }
       return {
         ...totals,
@@ -283,6 +417,9 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
         clockJumps: nemesis.stats.clockJumps,
         tornRecords: torn,
         driftRejections: drift,
+        deletedKeyReads,
+        'guard.gcRemovals': gcRemovals,
+        'guard.hlcTies': hlcTies,
       };
     },
   };
@@ -340,6 +477,27 @@ export const CRDT_SCENARIOS: readonly Scenario[] = [
     },
     maxClockOffsetMs: 3_000,
     disk: { tornWriteRate: 0.5, readErrorRate: 0.02 },
+  }),
+  crdtScenario({
+    name: 'crdt-gc',
+    description:
+      'tombstone GC inside the run: TTLs of 1–2 s, a 2 s grace period, gc every ~300 ms; links held for 2.5–6 s deliver old deltas after collection; isolations and crashes; counters deleted too.',
+    network: { lossRate: 0.05, reorder: true },
+    nemesis: {
+      clogs: true,
+      partitions: ['isolate', 'majority'],
+      crashes: true,
+      durationMs: { min: 2_500, max: 6_000 },
+    },
+    gc: { maxTtlSeconds: 2, graceMs: 2_000, everyMs: 300 },
+  }),
+  crdtScenario({
+    name: 'crdt-ties',
+    description:
+      'HLC ties: exact clocks, clients act in lock-step rounds every 40 ms, all on one key at the same millisecond, so stamps differ only by node id; loss, reordering, clogs and partitions.',
+    network: { lossRate: 0.05, duplicateRate: 0.05, reorder: true },
+    nemesis: { clogs: true, partitions: PARTITION_KINDS },
+    lockstep: { everyMs: 40 },
   }),
 ];
 
