@@ -2,6 +2,9 @@
  * The driver over a loopback transport and a virtual-time scheduler: three
  * members elect a leader, commit proposals (including forwarded ones), serve
  * a ReadIndex read, survive a garbage message, and compact + ship a snapshot.
+ * Then the driver's contract: persist before acknowledging (with a disk whose
+ * saves complete late), no core input between ready() and advance(), every
+ * message speaks for its sender, and no lease read on a stale tick count.
  */
 import {
   type Cancel,
@@ -10,6 +13,7 @@ import {
   type GossipHandler,
   type PeerId,
   type RaftEntry,
+  type RaftLogUpdate,
   type RaftSnapshot,
   type RequestHandler,
   type Scheduler,
@@ -18,8 +22,11 @@ import {
   UnavailableError,
 } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
-import { RaftDriver, type RaftStateMachine } from './driver.js';
+import { decodeMessage, encodeMessage } from './codec.js';
+import { RAFT_PROTOCOL, RaftDriver, type RaftStateMachine } from './driver.js';
+import type { RaftConfig } from './raft.js';
 import { MemoryRaftStorage } from './storage.js';
+import type { Message } from './types.js';
 
 /** Virtual time: callbacks run in time order when the test advances the clock. */
 class VirtualTime implements Scheduler {
@@ -188,5 +195,236 @@ describe('RaftDriver', () => {
       expect(JSON.parse(new TextDecoder().decode(s.data))).toHaveLength(countThrough.get(s.meta.index) ?? -1);
     }
     driver.stop();
+  });
+});
+
+/** A disk whose saves complete `delayMs` of virtual time late; `outstanding` counts saves not yet durable. */
+class SlowStorage extends MemoryRaftStorage {
+  outstanding = 0;
+  constructor(
+    private readonly time: VirtualTime,
+    public delayMs: number,
+  ) {
+    super();
+  }
+  override async save(update: RaftLogUpdate): Promise<void> {
+    this.outstanding++;
+    await new Promise<void>((resolve) => this.time.after(this.delayMs, resolve));
+    await super.save(update);
+    this.outstanding--;
+  }
+}
+
+/**
+ * What a message attests about its sender's disk, checked against what the
+ * disk holds when the message leaves: a granted vote or a vote request needs
+ * the (term, vote) durable, an accepted append its index, any answer its term.
+ */
+function undurable(storage: MemoryRaftStorage, m: Message): string | undefined {
+  const hs = storage.initialState().hardState;
+  const last = Math.max(storage.lastIndex(), storage.snapshot().meta.index);
+  switch (m.type) {
+    case 'vote':
+      return hs.term === m.term && hs.vote === m.from ? undefined : `vote term=${m.term} on disk ${hs.term}/${hs.vote}`;
+    case 'voteResp':
+      if (m.reject) return hs.term >= m.term ? undefined : `voteResp term=${m.term} on disk ${hs.term}`;
+      return hs.term === m.term && hs.vote === m.to ? undefined : `voteResp for ${m.to} on disk ${hs.term}/${hs.vote}`;
+    case 'appResp':
+      if (hs.term < m.term) return `appResp term=${m.term} on disk ${hs.term}`;
+      return m.reject || m.index <= last ? undefined : `appResp index=${m.index} on disk ${last}`;
+    case 'heartbeatResp':
+    case 'snapResp':
+      return hs.term >= m.term ? undefined : `${m.type} term=${m.term} on disk ${hs.term}`;
+    default:
+      return undefined;
+  }
+}
+
+interface Harness {
+  time: VirtualTime;
+  net: Loopback;
+  drivers: Map<string, RaftDriver>;
+  storages: Map<string, SlowStorage>;
+  /** Every message sent, decoded, with what it attests that its sender's disk did not hold yet. */
+  sent: { by: string; m: Message; undurable: string | undefined }[];
+  /** Every ReadState delivered: member and context. */
+  reads: string[];
+  leader(): RaftDriver;
+}
+
+async function harness(
+  seed: number,
+  opts: { saveDelayMs?: number; raft?: Partial<Omit<RaftConfig, 'storage' | 'id' | 'random'>> } = {},
+): Promise<Harness> {
+  const time = new VirtualTime();
+  const net = new Loopback();
+  const ids = ['a', 'b', 'c'];
+  const rng = new SeededRandom(seed);
+  const drivers = new Map<string, RaftDriver>();
+  const storages = new Map<string, SlowStorage>();
+  const sent: Harness['sent'] = [];
+  const reads: string[] = [];
+  for (const id of ids) {
+    const storage = new SlowStorage(time, opts.saveDelayMs ?? 0);
+    storages.set(id, storage);
+    const inner = net.transport(id);
+    const transport: Transport = {
+      ...inner,
+      request(peer, protocol, payload) {
+        if (protocol === RAFT_PROTOCOL) {
+          const m = decodeMessage(payload);
+          sent.push({ by: id, m, undurable: undurable(storage, m) });
+        }
+        return inner.request(peer, protocol, payload);
+      },
+    };
+    const d = new RaftDriver({
+      raft: { id, random: rng.fork(), voters: ids, ...opts.raft },
+      storage,
+      transport,
+      scheduler: time,
+      stateMachine: new Log(),
+      tickMs: 100,
+      onReadState: (rs) => reads.push(`${id}:${new TextDecoder().decode(rs.context)}`),
+    });
+    drivers.set(id, d);
+    await d.start();
+  }
+  await time.advance(3_000);
+  return {
+    time,
+    net,
+    drivers,
+    storages,
+    sent,
+    reads,
+    leader() {
+      const ls = [...drivers.values()].filter((d) => d.status().state === 'leader');
+      expect(ls).toHaveLength(1);
+      return ls[0] as RaftDriver;
+    },
+  };
+}
+
+/** Records every core input (step, tick, reportUnreachable) that arrives between ready() and advance(). */
+function watchReadyWindow(d: RaftDriver): string[] {
+  const violations: string[] = [];
+  const node = d.node;
+  let inReady = false;
+  const ready = node.ready.bind(node);
+  const advance = node.advance.bind(node);
+  node.ready = () => {
+    inReady = true;
+    return ready();
+  };
+  node.advance = () => {
+    inReady = false;
+    advance();
+  };
+  for (const name of ['step', 'tick', 'reportUnreachable'] as const) {
+    const f = (node[name] as (...a: unknown[]) => void).bind(node);
+    (node as unknown as Record<string, (...a: unknown[]) => void>)[name] = (...a: unknown[]) => {
+      if (inReady) violations.push(name);
+      f(...a);
+    };
+  }
+  return violations;
+}
+
+describe('RaftDriver contract', () => {
+  it('sends no vote or acknowledgement before the save it depends on is durable (saves 30 ms late)', async () => {
+    const h = await harness(21, { saveDelayMs: 30 });
+    const leader = h.leader();
+    for (let i = 0; i < 10; i++) {
+      leader.propose(new TextEncoder().encode(`w${i}`));
+      await h.time.advance(40);
+    }
+    const follower = [...h.drivers.values()].find((d) => d !== leader) as RaftDriver;
+    follower.propose(new TextEncoder().encode('forwarded'));
+    await h.time.advance(1_000);
+    // A new election: votes are granted after the vote is on disk.
+    leader.transferLeader(follower.id);
+    await h.time.advance(1_000);
+    expect(h.leader().id).toBe(follower.id);
+    for (const type of ['vote', 'voteResp', 'appResp', 'heartbeatResp'] as const) {
+      expect(h.sent.some((s) => s.m.type === type && !('reject' in s.m && s.m.reject))).toBe(true);
+    }
+    expect(h.sent.filter((s) => s.undurable).map((s) => `${s.by}: ${s.undurable}`)).toEqual([]);
+    for (const d of h.drivers.values()) d.stop();
+  });
+
+  it('reports a failed send to the core only between Readys', async () => {
+    const h = await harness(22, { saveDelayMs: 20 });
+    const leader = h.leader();
+    const violations = watchReadyWindow(leader);
+    const down = [...h.drivers.keys()].find((id) => id !== leader.id) as string;
+    h.net.down.add(down);
+    for (let i = 0; i < 5; i++) {
+      leader.propose(new TextEncoder().encode(`w${i}`));
+      await h.time.advance(150);
+    }
+    expect(leader.status().commit).toBeGreaterThan(0);
+    expect(leader.status().progress?.[down]?.state).toBe('probe');
+    expect(violations).toEqual([]);
+    for (const d of h.drivers.values()) d.stop();
+  });
+
+  it('a transfer forwarded twice still reaches the leader, in the forwarder’s name', async () => {
+    const h = await harness(23);
+    const leader = h.leader();
+    const [f0, f1] = [...h.drivers.keys()].filter((id) => id !== leader.id) as [string, string];
+    // f0 takes f1 for the leader; f1 forwards to the real one.
+    const f1Handler = h.net.handlers.get(f1)?.get(RAFT_PROTOCOL);
+    await f1Handler?.(f0, encodeMessage({ type: 'transferLeader', from: f0, to: f1, term: 0, transferee: f0 }));
+    await h.time.advance(2_000);
+    expect(leader.droppedMessages).toBe(0);
+    expect(h.leader().id).toBe(f0);
+    for (const d of h.drivers.values()) d.stop();
+  });
+
+  it('a read forwarded to a non-leader is not sent on in another peer’s name', async () => {
+    const h = await harness(24);
+    const leader = h.leader();
+    const [f0, f1] = [...h.drivers.keys()].filter((id) => id !== leader.id) as [string, string];
+    const f1Handler = h.net.handlers.get(f1)?.get(RAFT_PROTOCOL);
+    const context = new TextEncoder().encode('twice');
+    await f1Handler?.(f0, encodeMessage({ type: 'readIndex', from: f0, to: f1, term: 0, context }));
+    await h.time.advance(500);
+    expect(h.sent.filter((s) => s.m.from !== s.by)).toEqual([]);
+    expect(leader.droppedMessages).toBe(0);
+    // Sent to the leader, the same read is answered.
+    h.drivers.get(f0)?.readIndex(context);
+    await h.time.advance(500);
+    expect(h.sent.some((s) => s.m.type === 'readIndexResp' && s.m.to === f0)).toBe(true);
+    for (const d of h.drivers.values()) d.stop();
+  });
+
+  it('a leader with a tick due but not yet seen by its core confirms a lease read with a heartbeat round', async () => {
+    const h = await harness(25, { raft: { readOnly: 'leaseBased' }, saveDelayMs: 250 });
+    const leader = h.leader();
+    const followers = [...h.drivers.keys()].filter((id) => id !== leader.id);
+    // Renew the lease, then start a slow save and let a tick fall due during it.
+    leader.propose(new TextEncoder().encode('renew'));
+    await h.time.advance(600);
+    expect(leader.node.raft.leaseValid()).toBe(true);
+    leader.propose(new TextEncoder().encode('slow'));
+    await h.time.advance(120);
+    expect(h.storages.get(leader.id)?.outstanding).toBe(1);
+    for (const f of followers) h.net.down.add(f);
+    leader.readIndex(new TextEncoder().encode('during-save'));
+    await h.time.advance(500);
+    expect(h.reads).toEqual([]);
+    // With no tick due, a fresh lease answers at once.
+    (h.storages.get(leader.id) as SlowStorage).delayMs = 0;
+    for (const f of followers) h.net.down.delete(f);
+    await h.time.advance(300);
+    leader.propose(new TextEncoder().encode('renew again'));
+    await h.time.advance(300);
+    expect(leader.node.raft.leaseValid()).toBe(true);
+    for (const f of followers) h.net.down.add(f);
+    leader.readIndex(new TextEncoder().encode('idle'));
+    await h.time.advance(1);
+    expect(h.reads).toContain(`${leader.id}:idle`);
+    for (const d of h.drivers.values()) d.stop();
   });
 });

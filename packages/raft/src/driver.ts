@@ -64,6 +64,8 @@ export class RaftDriver {
   private readonly maxInbox: number;
   private inbox: Message[] = [];
   private pendingTicks = 0;
+  /** Peers whose requests failed, reported to the core between Readys (bounded by the peers sent to). */
+  private unreachable = new Set<PeerId>();
   private running = false;
   private scheduled = false;
   private stopped = true;
@@ -109,6 +111,7 @@ export class RaftDriver {
     this.cancelTick = undefined;
     this.opts.transport.unhandle(RAFT_PROTOCOL);
     this.inbox = [];
+    this.unreachable.clear();
   }
 
   status(): Status {
@@ -132,8 +135,13 @@ export class RaftDriver {
     return r;
   }
 
+  /**
+   * See RawNode.readIndex. While a tick is due that the core has not seen yet
+   * (a Ready is in progress), a lease-reading leader confirms with a
+   * heartbeat round instead of trusting its lease.
+   */
   readIndex(context: Uint8Array): void {
-    this.node.readIndex(context);
+    this.node.readIndex(context, { allowLease: this.pendingTicks === 0 });
     this.kick();
   }
 
@@ -222,7 +230,7 @@ export class RaftDriver {
     } finally {
       this.running = false;
     }
-    if (!this.stopped && (this.inbox.length > 0 || this.pendingTicks > 0)) this.kick();
+    if (!this.stopped && (this.inbox.length > 0 || this.pendingTicks > 0 || this.unreachable.size > 0)) this.kick();
   }
 
   private drainInput(): void {
@@ -233,6 +241,11 @@ export class RaftDriver {
     const inbox = this.inbox;
     this.inbox = [];
     for (const m of inbox) this.node.step(m);
+    if (this.unreachable.size > 0) {
+      const peers = [...this.unreachable];
+      this.unreachable.clear();
+      for (const p of peers) this.node.reportUnreachable(p);
+    }
   }
 
   private async handleReady(): Promise<void> {
@@ -276,8 +289,11 @@ export class RaftDriver {
     this.opts.transport.request(to, RAFT_PROTOCOL, encodeMessage(m)).then(
       () => {},
       () => {
-        // Lost or refused: Raft retransmits; a leader probes the peer again.
-        if (!this.stopped) this.node.reportUnreachable(to);
+        // Lost or refused: Raft retransmits; a leader probes the peer again. The
+        // failure may land between ready() and advance(): queue it like input.
+        if (this.stopped) return;
+        this.unreachable.add(to);
+        this.kick();
       },
     );
   }

@@ -70,6 +70,11 @@ export class Progress {
   snapshotAcked = false;
   /** Set by any message from the peer; reset by the check-quorum sweep. */
   recentActive = false;
+  /**
+   * Lease reads: a lower bound, in the leader's ticks, of when the peer last
+   * received a message of this term from the leader (-Infinity: unknown).
+   */
+  ackedTick = Number.NEGATIVE_INFINITY;
   /** Highest commit index told to the peer. */
   sentCommit = 0;
   readonly inflights: Inflights;

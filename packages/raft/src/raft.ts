@@ -44,8 +44,22 @@ export interface RaftConfig {
   preVote?: boolean;
   /** A leader that has not heard from a quorum within an election timeout steps down. Default true. */
   checkQuorum?: boolean;
-  /** 'safe' confirms leadership per read; 'leaseBased' trusts the check-quorum lease. Default 'safe'. */
+  /**
+   * 'safe' confirms leadership per read with a heartbeat round; 'leaseBased'
+   * answers at once while a quorum acknowledged the leader recently enough
+   * (see `leaseDriftMarginTicks`), else falls back to the 'safe' round. Every
+   * voter of a group must use the same setting. Default 'safe'.
+   */
   readOnly?: ReadOnlyOption;
+  /**
+   * Lease reads: ticks cut from the lease for the drift between members' tick
+   * rates. A leader serves a lease read only while a quorum acknowledged a
+   * message it sent less than `electionTimeoutTicks - 1 - leaseDriftMarginTicks`
+   * of its own ticks ago, which is safe while the leader's tick period is at most
+   * (E - 1) / (E - 1 - margin) times any follower's. 0 ≤ margin ≤ E - 2.
+   * Default ceil(E / 5) (E = 10: 2, a 7-tick lease tolerating 28% slower leader ticks).
+   */
+  leaseDriftMarginTicks?: number;
   /** Followers forward proposals to the leader (else `propose` throws NotLeaderError). Default true. */
   forwardProposals?: boolean;
   /** Largest batch of entries in one append message. Default 1 MiB. */
@@ -85,6 +99,14 @@ interface PendingRead {
   from: PeerId;
   context: Uint8Array;
   acks: Set<PeerId>;
+  /** Leader tick at which the read's first heartbeat round went out. */
+  sentTick: number;
+}
+
+/** The leader's last index when its tick count reached `tick`: later entries were appended at `tick` or after. */
+interface AppendMark {
+  tick: number;
+  lastIndex: number;
 }
 
 interface IncomingSnapshot {
@@ -129,6 +151,14 @@ export class Raft {
   electionElapsed = 0;
   heartbeatElapsed = 0;
   randomizedElectionTimeout = 0;
+  /** Ticks since this node started: the leader's clock for lease reads. */
+  ticks = 0;
+  /** Leader: marks of the last lease's worth of ticks, oldest first (see `appendTick`). */
+  private appendMarks: AppendMark[] = [];
+  /** Leader: a TimeoutNow went out this term, so stickiness no longer protects the lease. */
+  private timeoutNowSent = false;
+  /** Started from a persisted term (a restart, not a fresh member): see `leaderSticky`. */
+  private readonly restarted: boolean;
   private readonly votes = new Map<PeerId, boolean>();
   private readonly pendingReads = new Map<string, PendingRead>();
   private readonly readQueue: string[] = [];
@@ -145,6 +175,8 @@ export class Raft {
   readonly preVote: boolean;
   readonly checkQuorum: boolean;
   readonly readOnlyOption: ReadOnlyOption;
+  /** Lease length in the leader's ticks (see RaftConfig.leaseDriftMarginTicks). */
+  readonly leaseTicks: number;
   readonly forwardProposals: boolean;
   readonly maxSizePerMsg: number;
   readonly maxInflightMsgs: number;
@@ -171,6 +203,13 @@ export class Raft {
     if (this.readOnlyOption === 'leaseBased' && !this.checkQuorum) {
       throw new InvalidArgumentError('raft: leaseBased reads require checkQuorum');
     }
+    const margin = cfg.leaseDriftMarginTicks ?? Math.ceil(this.electionTimeout / 5);
+    if (!Number.isInteger(margin) || margin < 0 || margin > this.electionTimeout - 2) {
+      throw new InvalidArgumentError('raft: need 0 ≤ leaseDriftMarginTicks ≤ electionTimeoutTicks - 2', {
+        leaseDriftMarginTicks: margin,
+      });
+    }
+    this.leaseTicks = this.electionTimeout - 1 - margin;
     this.forwardProposals = cfg.forwardProposals ?? true;
     this.maxSizePerMsg = cfg.maxSizePerMsgBytes ?? 1024 * 1024;
     this.maxInflightMsgs = cfg.maxInflightMsgs ?? 256;
@@ -189,6 +228,7 @@ export class Raft {
     for (const l of confState.learners) if (!this.voters.has(l)) this.learners.add(l);
     this.term = hardState.term;
     this.vote = hardState.vote;
+    this.restarted = hardState.term > 0;
     const fresh = hardState.term === 0 && cfg.storage.lastIndex() === 0 && snapIndex === 0;
     if (fresh && (cfg.voters?.length ?? 0) > 0) this.bootstrap(cfg.voters ?? [], cfg.learners ?? []);
     this.becomeFollower(this.term, NONE);
@@ -256,6 +296,8 @@ export class Raft {
     this.heartbeatElapsed = 0;
     this.resetRandomizedElectionTimeout();
     this.leadTransferee = NONE;
+    this.timeoutNowSent = false;
+    this.appendMarks = [];
     this.votes.clear();
     this.dirty.clear();
     this.appendAll = false;
@@ -309,6 +351,7 @@ export class Raft {
     }
     // No conf change until every earlier one (and this term's first entry) is applied.
     this.pendingConfIndex = this.log.lastIndex();
+    this.appendMarks = [{ tick: this.ticks, lastIndex: this.log.lastIndex() }];
     // An empty entry of the new term lets earlier-term entries commit (§5.4.2).
     this.appendEntries([{ term: 0, index: 0, type: 'normal', data: EMPTY }]);
   }
@@ -316,8 +359,43 @@ export class Raft {
   // ---- time ----------------------------------------------------------------
 
   tick(): void {
-    if (this.state === 'leader') this.tickHeartbeat();
-    else this.tickElection();
+    this.ticks++;
+    if (this.state === 'leader') {
+      this.markAppends();
+      this.tickHeartbeat();
+    } else this.tickElection();
+  }
+
+  /** Records the last index at this tick, keeping only the marks a lease can still use. */
+  private markAppends(): void {
+    const marks = this.appendMarks;
+    marks.push({ tick: this.ticks, lastIndex: this.log.lastIndex() });
+    while (marks.length > 1 && (marks[0] as AppendMark).tick <= this.ticks - this.leaseTicks - 1) marks.shift();
+  }
+
+  /**
+   * A lower bound of the leader tick at which entry `index` (of this term) was
+   * appended, hence of the send tick of any message carrying it; -Infinity
+   * when the entry is older than the marks kept.
+   */
+  private appendTick(index: number): number {
+    for (let i = this.appendMarks.length - 1; i >= 0; i--) {
+      const m = this.appendMarks[i] as AppendMark;
+      if (m.lastIndex < index) return m.tick;
+    }
+    return Number.NEGATIVE_INFINITY;
+  }
+
+  /**
+   * Whether this node refuses (pre-)votes without the transfer flag, and, with
+   * lease reads, manual campaigns: it heard from a live leader less than an
+   * election timeout ago, or (lease reads) it restarted less than an election
+   * timeout ago and may have promised that to a leader before the restart.
+   */
+  leaderSticky(): boolean {
+    if (!this.checkQuorum) return false;
+    if (this.lead !== NONE && this.electionElapsed < this.electionTimeout) return true;
+    return this.readOnlyOption === 'leaseBased' && this.restarted && this.ticks < this.electionTimeout;
   }
 
   private tickElection(): void {
@@ -432,9 +510,8 @@ export class Raft {
       // Forwarded requests (prop, readIndex, transferLeader) carry no term.
     } else if (m.term > this.term) {
       if (m.type === 'vote' || m.type === 'preVote') {
-        const inLease = this.checkQuorum && this.lead !== NONE && this.electionElapsed < this.electionTimeout;
         // Leader stickiness: a node that hears from a live leader ignores campaigns (§6 of the thesis).
-        if (!m.transfer && inLease) return;
+        if (!m.transfer && this.leaderSticky()) return;
       }
       if (m.type === 'preVote') {
         // A pre-vote never changes our term.
@@ -519,13 +596,16 @@ export class Raft {
         this.handleSnapChunk(m);
         break;
       case 'transferLeader':
-        if (this.lead !== NONE) this.send({ ...m, to: this.lead, term: 0 });
+        // Forwarded again in our own name: a message only ever speaks for its sender.
+        if (this.lead !== NONE) this.send({ ...m, from: this.id, to: this.lead, term: 0 });
         break;
       case 'timeoutNow':
         this.hup(true);
         break;
       case 'readIndex':
-        if (this.lead !== NONE) this.send({ ...m, to: this.lead, term: 0 });
+        // A peer took us for the leader. The answer must reach that peer, and a
+        // message only ever speaks for its sender, so a read travels one hop:
+        // it is dropped here and the peer retries once it learns the leader.
         break;
       case 'readIndexResp':
         this.readStates.push({ index: m.index, context: m.context });
@@ -591,6 +671,9 @@ export class Raft {
     switch (m.type) {
       case 'appResp':
         pr.recentActive = true;
+        // An answer about an entry of this term (accepted or not) proves the peer
+        // heard from us after we appended it (older entries have no mark: -Infinity).
+        pr.ackedTick = Math.max(pr.ackedTick, this.appendTick(m.index));
         this.handleAppendResponse(m, pr);
         break;
       case 'heartbeatResp':
@@ -909,10 +992,12 @@ export class Raft {
       if (pr.state === 'replicate' && pr.inflights.full()) pr.inflights.freeFirstOne();
       this.dirty.set(m.from, true);
     }
-    if (m.context.byteLength === 0 || this.readOnlyOption !== 'safe') return;
+    if (m.context.byteLength === 0) return;
     const key = ctxKey(m.context);
     const req = this.pendingReads.get(key);
     if (!req) return;
+    // The echo proves the peer heard a heartbeat sent at or after the read's first round.
+    pr.ackedTick = Math.max(pr.ackedTick, req.sentTick);
     req.acks.add(m.from);
     let acks = 0;
     for (const a of req.acks) if (this.voters.has(a)) acks++;
@@ -958,6 +1043,7 @@ export class Raft {
   }
 
   private sendTimeoutNow(to: PeerId): void {
+    this.timeoutNowSent = true;
     this.send({ type: 'timeoutNow', from: this.id, to, term: this.term });
   }
 
@@ -967,8 +1053,12 @@ export class Raft {
     return this.log.maybeTerm(this.log.committed) === this.term;
   }
 
-  /** ReadIndex (§6.4 of the thesis): record the commit index, then confirm leadership. */
-  leaderReadIndex(from: PeerId, context: Uint8Array): void {
+  /**
+   * ReadIndex (§6.4 of the thesis): record the commit index, then confirm
+   * leadership; with lease reads, answer at once while the lease holds.
+   * `allowLease` false forces the heartbeat round (the caller's ticks lag).
+   */
+  leaderReadIndex(from: PeerId, context: Uint8Array, allowLease = true): void {
     if (this.voters.size === 1 && this.voters.has(this.id)) {
       this.respondRead(from, this.log.committed, context);
       return;
@@ -978,16 +1068,40 @@ export class Raft {
       if (this.pendingReadIndex.length < this.maxPendingReads) this.pendingReadIndex.push({ from, context });
       return;
     }
-    if (this.readOnlyOption === 'leaseBased') {
+    if (this.readOnlyOption === 'leaseBased' && allowLease && this.leaseValid()) {
       this.respondRead(from, this.log.committed, context);
       return;
     }
     const key = ctxKey(context);
     if (this.pendingReads.has(key)) return;
     if (this.readQueue.length >= this.maxPendingReads) return;
-    this.pendingReads.set(key, { index: this.log.committed, from, context, acks: new Set([this.id]) });
+    this.pendingReads.set(key, {
+      index: this.log.committed,
+      from,
+      context,
+      acks: new Set([this.id]),
+      sentTick: this.ticks,
+    });
     this.readQueue.push(key);
     this.bcastHeartbeat();
+  }
+
+  /**
+   * The lease: no transfer is pending or was attempted this term (a transferee
+   * campaigns past stickiness), and a quorum of voters, counting this leader,
+   * heard from it less than `leaseTicks` ago. Each of them then refuses
+   * votes for at least the rest of the lease (leader stickiness), so no other
+   * leader can be elected before it ends while tick rates stay within the margin.
+   */
+  leaseValid(): boolean {
+    if (this.state !== 'leader' || this.leadTransferee !== NONE || this.timeoutNowSent) return false;
+    const horizon = this.ticks - this.leaseTicks;
+    let fresh = 0;
+    for (const v of this.voters) {
+      if (v === this.id) fresh++;
+      else if ((this.progress.get(v)?.ackedTick ?? Number.NEGATIVE_INFINITY) > horizon) fresh++;
+    }
+    return fresh >= this.quorum();
   }
 
   private respondRead(from: PeerId, index: number, context: Uint8Array): void {

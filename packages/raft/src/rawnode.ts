@@ -38,9 +38,16 @@ export class RawNode {
     this.raft.tick();
   }
 
-  /** Starts an election now (pre-vote first when enabled). */
+  /**
+   * Starts an election now (pre-vote first when enabled). With lease reads it
+   * is ignored while this node is sticky to a live leader (see
+   * `Raft.leaderSticky`): its campaign would bypass the promise that lease
+   * rests on. Use `transferLeader` to move leadership instead.
+   */
   campaign(): void {
-    this.raft.hup(false);
+    const r = this.raft;
+    if (r.readOnlyOption === 'leaseBased' && r.state !== 'leader' && r.leaderSticky()) return;
+    r.hup(false);
   }
 
   step(m: Message): void {
@@ -74,13 +81,15 @@ export class RawNode {
 
   /**
    * Requests a linearizable read point for `context` (unique per request).
-   * The answer arrives as a ReadState in a later Ready.
+   * The answer arrives as a ReadState in a later Ready. `allowLease: false`
+   * makes a lease-reading leader confirm with a heartbeat round anyway (its
+   * caller knows ticks are due that the core has not seen yet).
    */
-  readIndex(context: Uint8Array): void {
+  readIndex(context: Uint8Array, opts: { allowLease?: boolean } = {}): void {
     const r = this.raft;
     if (r.state === 'leader') {
       if (r.pendingReadCount() >= r.maxPendingReads) throw new UnavailableError('raft: too many pending reads');
-      r.leaderReadIndex(r.id, context);
+      r.leaderReadIndex(r.id, context, opts.allowLease ?? true);
       return;
     }
     if (r.lead === NONE) throw new NotLeaderError();
