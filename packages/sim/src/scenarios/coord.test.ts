@@ -10,12 +10,14 @@ const FIRST_SEED = 30_000;
 describe('coord-* CI sweep', () => {
   it('registers 3- and 5-voter scenarios for partitions, crashes, pauses with skew, chaos and TTL under skew', () => {
     expect(matchScenarios('coord-*').map((s) => s.name)).toEqual([
+      'coord-3-clock-behind',
       'coord-3-crash',
       'coord-3-partition',
       'coord-3-pause-skew',
       'coord-3-ttl-skew',
       'coord-5-chaos',
       'coord-5-partition',
+      'coord-5-ttl-clock-behind',
       'coord-5-ttl-skew',
     ]);
   });
@@ -25,6 +27,9 @@ describe('coord-* CI sweep', () => {
     const { summary, perScenario } = await runSweep({ scenarios, firstSeed: FIRST_SEED, seeds: CI_SEEDS });
     // A failure's message carries PARLEY_SEED=<n>; `npm run sim -- --scenario <name> --seed <n>` replays it.
     expect(summary.failures.map((f) => `${f.scenario}: ${f.message}`)).toEqual([]);
+    // New leaders with clocks behind stamp commands behind state-machine time, which must not go back.
+    const behind = perScenario.filter((s) => s.scenario.includes('clock-behind'));
+    for (const s of behind) expect(s.metrics['guard.stampBehindStateMachineTime']).toBeGreaterThan(0);
     for (const s of perScenario) {
       expect(s.convergenceMs).toHaveLength(CI_SEEDS);
       // The checkers saw real work, and never gave up on a history.

@@ -154,8 +154,10 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
   const versionIndex = new Map<string, number>();
   const deletesAt = new Map<string, number[]>();
   const agreement: string[] = [];
+  const timeWentBack: string[] = [];
   const lastTime = new Map<string, number>();
   let applied = 0;
+  let stampsBehind = 0;
   let snapshotsInstalled = 0;
   let deliveriesSeen = 0;
 
@@ -215,8 +217,11 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
     if (sm) {
       const tKey = `${host}#${h.ctx.generation}`;
       const prev = lastTime.get(tKey);
-      if (prev !== undefined && sm.timeMs < prev && agreement.length < 10) {
-        agreement.push(`${host}: state-machine time went back from ${prev} to ${sm.timeMs} at index ${index}`);
+      // A command stamped behind state-machine time (a new leader whose clock is behind, or
+      // stepped back): the state machine must keep its time, not adopt the stamp.
+      if (prev !== undefined && command.nowMs < prev && !outputAt.has(index)) stampsBehind++;
+      if (prev !== undefined && sm.timeMs < prev && timeWentBack.length < 10) {
+        timeWentBack.push(`${host}: state-machine time went back from ${prev} to ${sm.timeMs} at index ${index}`);
       }
       lastTime.set(tKey, sm.timeMs);
     }
@@ -859,6 +864,7 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
       if (a?.fatal !== undefined) throw violation('coord/driver-healthy', `${id}: driver stopped: ${String(a.fatal)}`);
     }
     if (agreement.length > 0) throw violation('coord/replica-agreement', agreement.join('; '));
+    if (timeWentBack.length > 0) throw violation('coord/state-machine-time-monotonic', timeWentBack.join('; '));
     if (ttlViolations.length > 0) throw violation('coord/ttl-under-skew', ttlViolations.join('; '));
   });
 
@@ -869,7 +875,10 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
   const raftGuards = new RaftGuardWatch();
   sim.invariant('raft/guards', () => raftGuards.observe(voters, app));
 
-  const nemesis = new Nemesis(sim, voters, config.nemesis).start();
+  const nemesis = new Nemesis(sim, voters, {
+    ...config.nemesis,
+    leader: () => highestTermLeader(voters, app)?.ctx.id,
+  }).start();
   if (config.network) sim.network.configure(config.network);
 
   const leader = (): CoordHost | undefined => highestTermLeader(voters, app);
@@ -988,6 +997,7 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
         snapshotsInstalled,
         'guard.oldTermCommitByCount': raftGuards.oldTermCommitByCount,
         'guard.installSnapshot': snapshotsInstalled,
+        'guard.stampBehindStateMachineTime': stampsBehind,
       };
     },
   };
@@ -1041,6 +1051,34 @@ export const COORD_SCENARIOS: readonly Scenario[] = [
     disk: { tornWriteRate: 0.5 },
     skewMs: 200,
     driftPpm: 100,
+  }),
+  coordScenario({
+    name: 'coord-3-clock-behind',
+    description:
+      '3 voters, 6 clients; clocks up to ±3 s apart (beyond the 1–2 s election timeout) and stepped ±3 s; the nemesis cuts off or crashes the leader, so a new leader often stamps commands behind state-machine time.',
+    voters: 3,
+    workload: 'mixed',
+    network: { lossRate: 0.02 },
+    nemesis: {
+      partitions: ['leader', 'leader', 'isolate'],
+      crashes: true,
+      crashLeader: true,
+      clockJumps: true,
+      maxClockJumpMs: 3_000,
+      maxDown: 1,
+    },
+    skewMs: 3_000,
+    safetyMs: 8_000,
+  }),
+  coordScenario({
+    name: 'coord-5-ttl-clock-behind',
+    description:
+      '5 voters; TTL rounds while the nemesis cuts off or crashes the leader; clocks up to ±2.5 s apart, beyond the election timeout (the TTL bounds widen with the skew).',
+    voters: 5,
+    workload: 'ttl',
+    network: { lossRate: 0.02 },
+    nemesis: { partitions: ['leader', 'leader', 'majority'], crashes: true, crashLeader: true, maxDown: 2 },
+    skewMs: 2_500,
   }),
   ...([3, 5] as const).map((v) =>
     coordScenario({
