@@ -1,7 +1,13 @@
 /**
  * A small EDN reader: enough of the Extensible Data Notation to read Jepsen,
  * Knossos and Porcupine histories (nil, booleans, numbers, strings, characters,
- * keywords, symbols, lists, vectors, maps, sets, `#_` discard and tagged values).
+ * keywords, symbols, lists, vectors, maps, sets, `#_` discard, tagged values and
+ * records such as `#jepsen.history.Op{…}`, `##Inf`/`##-Inf`/`##NaN`).
+ *
+ * Numbers keep the type Clojure reads them as: an integer is a `number` when it is
+ * a safe integer and a `bigint` beyond (`9007199254740993`, `…N`); a float is an
+ * `EdnDouble` (so `1.0` is not `1`), `1/2` an `EdnRatio`, `1.5M` an `EdnDecimal`;
+ * `\a` is an `EdnChar` (not the string `"a"`).
  *
  * It reads untrusted text: malformed input throws `DecodeError` (with the offset),
  * nesting is bounded, and memory stays proportional to the input.
@@ -29,24 +35,51 @@ export class EdnSymbol {
   constructor(readonly name: string) {}
 }
 
-export class EdnMap {
-  constructor(readonly entries: ReadonlyArray<readonly [EdnValue, EdnValue]>) {}
+/** A floating-point number (Clojure's double): `1.0`, `2.5e3`, `##Inf`, `##NaN`. Never equal to an integer. */
+export class EdnDouble {
+  constructor(readonly value: number) {}
+}
+
+/** A character literal `\a`: not equal to the one-character string. */
+export class EdnChar {
+  constructor(readonly char: string) {}
+}
+
+/** A ratio `n/d` in lowest terms, `d > 1` (a whole ratio reads as an integer, as in Clojure). */
+export class EdnRatio {
+  constructor(
+    readonly numerator: bigint,
+    readonly denominator: bigint,
+  ) {}
+}
+
+/** A decimal `1.50M`, kept as `unscaled × 10^-scale` with trailing zeros removed (`1.5M = 1.50M`). */
+export class EdnDecimal {
+  constructor(
+    readonly unscaled: bigint,
+    readonly scale: number,
+  ) {}
+}
+
+export class EdnMap<V = EdnValue> {
+  constructor(readonly entries: ReadonlyArray<readonly [V, V]>) {}
   /** The value under keyword `:name`, or undefined. */
-  get(name: string): EdnValue | undefined {
+  get(name: string): V | undefined {
     const k = Keyword.of(name);
-    for (const [key, value] of this.entries) if (key === k) return value;
+    for (const [key, value] of this.entries) if ((key as unknown) === k) return value;
     return undefined;
   }
 }
 
-export class EdnSet {
-  constructor(readonly items: readonly EdnValue[]) {}
+export class EdnSet<V = EdnValue> {
+  constructor(readonly items: readonly V[]) {}
 }
 
-export class EdnTagged {
+/** `#tag value`, and records `#ns.Name{…}` (tag `ns.Name`, value the map). */
+export class EdnTagged<V = EdnValue> {
   constructor(
     readonly tag: string,
-    readonly value: EdnValue,
+    readonly value: V,
   ) {}
 }
 
@@ -54,15 +87,60 @@ export type EdnValue =
   | null
   | boolean
   | number
+  | bigint
   | string
   | Keyword
   | EdnSymbol
+  | EdnDouble
+  | EdnChar
+  | EdnRatio
+  | EdnDecimal
   | EdnMap
   | EdnSet
   | EdnTagged
   | readonly EdnValue[];
 
 const MAX_DEPTH = 256;
+/** Longest number token read (bounds bigint arithmetic on hostile input). */
+const MAX_NUMBER_CHARS = 1000;
+const SYMBOLIC: Record<string, number> = {
+  Inf: Number.POSITIVE_INFINITY,
+  '-Inf': Number.NEGATIVE_INFINITY,
+  NaN: Number.NaN,
+};
+
+/** An integer: a `number` when safe, a `bigint` beyond. */
+function integer(n: bigint): number | bigint {
+  return n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  let x = a < 0n ? -a : a;
+  let y = b;
+  while (y !== 0n) [x, y] = [y, x % y];
+  return x;
+}
+
+function rational(num: bigint, den: bigint, at: number): number | bigint | EdnRatio {
+  if (den === 0n) throw new DecodeError('EDN ratio with a zero denominator', at);
+  const g = gcd(num, den);
+  const n = num / g;
+  const d = den / g;
+  return d === 1n ? integer(n) : new EdnRatio(n, d);
+}
+
+function decimal(negative: boolean, whole: string, frac: string, exponent: number, at: number): EdnDecimal {
+  if (!Number.isSafeInteger(exponent) || Math.abs(exponent) > 10_000)
+    throw new DecodeError('EDN decimal exponent out of range', at);
+  let unscaled = BigInt(whole + frac);
+  let scale = frac.length - exponent;
+  while (unscaled !== 0n && unscaled % 10n === 0n) {
+    unscaled /= 10n;
+    scale--;
+  }
+  if (unscaled === 0n) scale = 0;
+  return new EdnDecimal(negative ? -unscaled : unscaled, scale);
+}
 
 const DELIMITERS = new Set(['(', ')', '[', ']', '{', '}', '"', ';', '\\']);
 const NAMED_CHARS: Record<string, string> = { newline: '\n', return: '\r', space: ' ', tab: '\t' };
@@ -120,9 +198,12 @@ class Reader {
         throw new DecodeError(`unexpected '${c}'`, this.pos);
       case '"':
         return this.readString();
-      case ':':
-        this.pos++;
-        return Keyword.of(this.readToken());
+      case ':': {
+        const start = this.pos++;
+        const name = this.readToken();
+        if (name === '' || name.startsWith(':')) throw new DecodeError('bad EDN keyword', start);
+        return Keyword.of(name);
+      }
       case '\\':
         return this.readChar();
       case '#':
@@ -162,9 +243,17 @@ class Reader {
       this.read(depth + 1);
       return this.read(depth);
     }
+    if (next === '#') {
+      // Symbolic values: ##Inf, ##-Inf, ##NaN.
+      this.pos += 2;
+      const name = this.readToken();
+      const value = SYMBOLIC[name];
+      if (value === undefined) throw new DecodeError(`unknown symbolic value ##${name}`, start);
+      return new EdnDouble(value);
+    }
     this.pos++;
     const tag = this.readToken();
-    if (tag === '') throw new DecodeError("'#' without a tag", start);
+    if (tag === '' || !/^[A-Za-z]/.test(tag)) throw new DecodeError("'#' without a tag", start);
     return new EdnTagged(tag, this.read(depth + 1));
   }
 
@@ -234,7 +323,11 @@ class Reader {
     throw new DecodeError('unterminated EDN string', start);
   }
 
-  private readChar(): string {
+  private readChar(): EdnChar {
+    return new EdnChar(this.readCharText());
+  }
+
+  private readCharText(): string {
     const start = this.pos++;
     if (this.pos >= this.text.length) throw new DecodeError('unexpected end after \\', start);
     // A character literal is at least one character, even a delimiter.
@@ -257,12 +350,15 @@ class Reader {
     if (token === 'true') return true;
     if (token === 'false') return false;
     if (/^[+-]?\d/.test(token)) {
-      const m = /^([+-]?\d+)N?$/.exec(token);
-      if (m) return Number(m[1]);
-      const f = /^([+-]?\d+(\.\d*)?([eE][+-]?\d+)?)M?$/.exec(token);
-      if (f) return Number(f[1]);
+      if (token.length > MAX_NUMBER_CHARS) throw new DecodeError('EDN number too long', start);
+      const m = /^[+-]?\d+N?$/.exec(token);
+      if (m) return integer(BigInt(token.endsWith('N') ? token.slice(0, -1) : token));
+      const dec = /^([+-]?)(\d+)(?:\.(\d*))?(?:[eE]([+-]?\d+))?M$/.exec(token);
+      if (dec) return decimal(dec[1] === '-', dec[2]!, dec[3] ?? '', Number(dec[4] ?? '0'), start);
+      const f = /^[+-]?\d+(\.\d*)?([eE][+-]?\d+)?$/.exec(token);
+      if (f) return new EdnDouble(Number(token));
       const ratio = /^([+-]?\d+)\/(\d+)$/.exec(token);
-      if (ratio) return Number(ratio[1]) / Number(ratio[2]);
+      if (ratio) return rational(BigInt(ratio[1]!), BigInt(ratio[2]!), start);
       throw new DecodeError(`bad EDN number '${token}'`, start);
     }
     return new EdnSymbol(token);

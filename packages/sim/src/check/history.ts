@@ -19,20 +19,37 @@
  * so checkers never sort by it).
  */
 import { InvalidArgumentError } from '@parley/interface';
+import { EdnChar, EdnDecimal, EdnDouble, EdnMap, EdnRatio, EdnSet, EdnSymbol, EdnTagged, Keyword } from './edn.js';
 
 export type EventType = 'invoke' | 'ok' | 'fail' | 'info';
 
 /** A process: a client id. Numbers for Jepsen-style histories, strings for named clients. */
 export type ProcessId = number | string;
 
-/** JSON-like values: what an operation takes and returns. */
+/**
+ * What an operation takes and returns: JSON-like values, plus the EDN values a
+ * Jepsen history may carry (integers beyond 2^53 as `bigint`, keywords, symbols,
+ * doubles read from EDN, characters, ratios, decimals, sets, maps with non-keyword
+ * keys, tagged values). An object is a map with keyword keys. Values compare as
+ * Clojure compares them (`sameValue` in value.ts): `1` ≠ `1.0`, `:a` ≠ `"a"`.
+ */
 export type HistoryValue =
   | null
   | boolean
   | number
+  | bigint
   | string
   | readonly HistoryValue[]
-  | { readonly [field: string]: HistoryValue };
+  | { readonly [field: string]: HistoryValue }
+  | Keyword
+  | EdnSymbol
+  | EdnDouble
+  | EdnChar
+  | EdnRatio
+  | EdnDecimal
+  | EdnSet<HistoryValue>
+  | EdnMap<HistoryValue>
+  | EdnTagged<HistoryValue>;
 
 export interface HistoryEvent {
   readonly type: EventType;
@@ -181,18 +198,59 @@ export class HistoryRecorder {
 // ---------------------------------------------------------------------------
 // Export: Knossos EDN and Porcupine logs.
 
-/** Writes a value as EDN: null → nil, arrays → vectors, objects → maps with keyword keys. */
+function ednDouble(x: number): string {
+  if (Number.isNaN(x)) return '##NaN';
+  if (x === Number.POSITIVE_INFINITY) return '##Inf';
+  if (x === Number.NEGATIVE_INFINITY) return '##-Inf';
+  if (Object.is(x, -0)) return '-0.0';
+  const s = String(x);
+  return /[.e]/.test(s) ? s : `${s}.0`;
+}
+
+/**
+ * Writes a value as EDN: null → nil, arrays → vectors, objects → maps with keyword
+ * keys, a non-integer number → a float (`##Inf`, `##NaN` included), a `bigint` → an
+ * integer; EDN values read from a history are written back as read.
+ */
 export function toEdnValue(value: HistoryValue): string {
-  if (value === null) return 'nil';
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new InvalidArgumentError('EDN cannot carry a non-finite number', { value });
-    return String(value);
+  const v = value as unknown;
+  if (v === null) return 'nil';
+  switch (typeof v) {
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'number':
+      if (!Number.isInteger(v)) return ednDouble(v);
+      return Number.isSafeInteger(v) ? String(v) : BigInt(v).toString();
+    case 'bigint':
+      return v.toString();
+    case 'string':
+      return JSON.stringify(v);
+    case 'object':
+      break;
+    default:
+      throw new InvalidArgumentError(`EDN cannot carry a ${typeof v}`);
   }
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map((v) => toEdnValue(v)).join(' ')}]`;
-  const fields = Object.entries(value as { readonly [field: string]: HistoryValue });
-  return `{${fields.map(([k, v]) => `${ednKeyword(k)} ${toEdnValue(v)}`).join(', ')}}`;
+  if (Array.isArray(v)) return `[${v.map((x) => toEdnValue(x as HistoryValue)).join(' ')}]`;
+  if (v instanceof Keyword) return `:${v.name}`;
+  if (v instanceof EdnSymbol) return v.name;
+  if (v instanceof EdnDouble) return ednDouble(v.value);
+  if (v instanceof EdnChar) return ednChar(v.char);
+  if (v instanceof EdnRatio) return `${v.numerator}/${v.denominator}`;
+  if (v instanceof EdnDecimal) return `${v.unscaled}E${-v.scale}M`;
+  if (v instanceof EdnSet) return `#{${v.items.map((x) => toEdnValue(x)).join(' ')}}`;
+  if (v instanceof EdnMap) return `{${v.entries.map(([k, x]) => `${toEdnValue(k)} ${toEdnValue(x)}`).join(', ')}}`;
+  if (v instanceof EdnTagged) return `#${v.tag} ${toEdnValue(v.value)}`;
+  const fields = Object.entries(v as { readonly [field: string]: HistoryValue });
+  return `{${fields.map(([k, x]) => `${ednKeyword(k)} ${toEdnValue(x)}`).join(', ')}}`;
+}
+
+const CHAR_NAMES: Record<string, string> = { '\n': 'newline', '\r': 'return', ' ': 'space', '\t': 'tab' };
+
+function ednChar(c: string): string {
+  const named = CHAR_NAMES[c];
+  if (named !== undefined) return `\\${named}`;
+  if (c.length === 1 && c >= '!' && c <= '~') return `\\${c}`;
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 const KEYWORD_NAME = /^[A-Za-z*+!_?<>=-][A-Za-z0-9*+!_?<>=.-]*(\/[A-Za-z0-9*+!_?<>=.-]+)?$/;

@@ -20,7 +20,9 @@
  */
 import { InvalidArgumentError, SeededRandom } from '@parley/interface';
 import type { History } from './history.js';
+import { MemoTable } from './memo.js';
 import { type Model, type ModelOp, type Operation, pairOperations, UNKNOWN } from './model.js';
+import { canonicalText, StateInterner } from './value.js';
 
 export type Verdict = 'linearizable' | 'not linearizable' | 'unknown';
 
@@ -29,8 +31,14 @@ export interface LinearizabilityOptions {
   readonly timeoutMs?: number;
   /** Give up with `unknown` after this many search steps. Default: no limit. */
   readonly maxSteps?: number;
-  /** Give up with `unknown` when the memo holds this many entries. Default: as many as fit in 256 MiB. */
+  /** Give up with `unknown` when the memo holds this many entries. Default: no limit but `maxMemoBytes`. */
   readonly maxMemoEntries?: number;
+  /**
+   * Give up with `unknown` when the memo of one partition holds this many bytes.
+   * Default 512 MiB. The memo grows with need: a history without concurrency
+   * needs a few words per call.
+   */
+  readonly maxMemoBytes?: number;
   /** Clock for `timeoutMs` (injectable for tests). Default `performance.now`. */
   readonly nowMs?: () => number;
 }
@@ -67,20 +75,14 @@ interface Budget {
   readonly deadlineMs: number;
   readonly maxSteps: number;
   readonly maxMemoEntries: number | undefined;
+  readonly maxMemoBytes: number;
   readonly nowMs: () => number;
   stepsUsed: number;
 }
 
-/** Default memo budget; an entry costs 16 bytes plus its bitset. */
-const DEFAULT_MEMO_BYTES = 256 * 1024 * 1024;
+/** Default memo budget per partition. */
+export const DEFAULT_MAX_MEMO_BYTES = 512 * 1024 * 1024;
 const CLOCK_CHECK_MASK = 0xfff;
-
-function defaultStateKey(state: unknown): string | number | boolean | null {
-  if (state === null || typeof state === 'number' || typeof state === 'string' || typeof state === 'boolean') {
-    return state;
-  }
-  return JSON.stringify(state);
-}
 
 /**
  * Checks a history (or already paired operations) against a model.
@@ -102,11 +104,15 @@ export function checkLinearizability<S, I, O>(
     deadlineMs: options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : started + options.timeoutMs,
     maxSteps: options.maxSteps ?? Number.POSITIVE_INFINITY,
     maxMemoEntries: options.maxMemoEntries,
+    maxMemoBytes: options.maxMemoBytes ?? DEFAULT_MAX_MEMO_BYTES,
     nowMs,
     stepsUsed: 0,
   };
   if (options.timeoutMs !== undefined && !(options.timeoutMs >= 0)) {
     throw new InvalidArgumentError('timeoutMs must be ≥ 0', { timeoutMs: options.timeoutMs });
+  }
+  if (options.maxMemoBytes !== undefined && !(options.maxMemoBytes > 0)) {
+    throw new InvalidArgumentError('maxMemoBytes must be > 0', { maxMemoBytes: options.maxMemoBytes });
   }
   const all = isOperationList(history) ? history : pairOperations(history);
 
@@ -159,9 +165,9 @@ export function checkLinearizability<S, I, O>(
 export function describeOperation(op: Operation): string {
   const key = op.key === undefined ? '' : ` key=${JSON.stringify(op.key)}`;
   const result =
-    op.status === 'ok' ? JSON.stringify(op.output) : `${op.status}${op.error === undefined ? '' : ` ${op.error}`}`;
+    op.status === 'ok' ? showValue(op.output) : `${op.status}${op.error === undefined ? '' : ` ${op.error}`}`;
   const end = Number.isFinite(op.returnIndex) ? String(op.returnIndex) : 'end';
-  return `process ${String(op.process)} ${op.f}${key} ${JSON.stringify(op.input)} → ${result} (events ${op.callIndex}..${end})`;
+  return `process ${String(op.process)} ${op.f}${key} ${showValue(op.input)} → ${result} (events ${op.callIndex}..${end})`;
 }
 
 /** A few lines explaining a `not linearizable` verdict, for reports. */
@@ -174,6 +180,20 @@ export function formatCounterexample(ce: Counterexample, maxPrefix = 10): string
   for (const op of shown) lines.push(`  ${describeOperation(op)}`);
   if (ce.blocked !== undefined) lines.push(`cannot linearize: ${describeOperation(ce.blocked)}`);
   return lines.join('\n');
+}
+
+/** JSON for JSON values, EDN text for the values JSON cannot show (`:a`, `1.0`, `2N`, `#{1}`). */
+function showValue(v: Operation['input']): string {
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return JSON.stringify(v);
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
+  if (Array.isArray(v)) return `[${v.map((x) => showValue(x as Operation['input'])).join(',')}]`;
+  if (typeof v === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(v))) {
+    const o = v as { readonly [k: string]: Operation['input'] };
+    return `{${Object.keys(o)
+      .map((k) => `${JSON.stringify(k)}:${showValue(o[k]!)}`)
+      .join(',')}}`;
+  }
+  return canonicalText(v);
 }
 
 function isOperationList(h: History | readonly Operation[]): h is readonly Operation[] {
@@ -189,96 +209,170 @@ function checkPartition<S, I, O>(
   const n = items.length;
   if (n === 0) return { kind: 'ok', steps: 0 };
 
-  // Entries: 0 is the head; 1..2n are calls and returns in real-time order.
+  // Calls with a known outcome get a call and a return entry; calls with an unknown
+  // outcome (return at +∞) only a call entry. Entry 0 is the head; the rest are in
+  // real-time order.
+  const outputs = items.map((x) => x.mop.output);
+  const inputs = items.map((x) => x.mop.input);
+  const known = new Uint8Array(n);
+  const rank = new Int32Array(n); // index among known calls, or among unknown ones
+  let knownCount = 0;
+  let unknownCount = 0;
   type Raw = { at: number; tie: number; op: number; call: boolean };
   const raw: Raw[] = [];
   for (let i = 0; i < n; i++) {
     const { op } = items[i]!;
     raw.push({ at: op.callIndex, tie: i, op: i, call: true });
-    raw.push({ at: op.returnIndex, tie: i, op: i, call: false });
+    if (outputs[i] !== UNKNOWN) {
+      known[i] = 1;
+      rank[i] = knownCount++;
+      raw.push({ at: op.returnIndex, tie: i, op: i, call: false });
+    } else {
+      rank[i] = unknownCount++;
+    }
   }
+  if (knownCount === 0) return { kind: 'ok', steps: 0 };
   raw.sort((a, b) => a.at - b.at || a.tie - b.tie);
-  const size = 2 * n + 1;
-  const next = new Int32Array(size);
-  const prev = new Int32Array(size);
+  // Two doubly linked lists over the entries 1..raw.length (position = real-time
+  // order): the main list (sentinel 0) holds the calls and returns of known calls,
+  // the unknown list (sentinel `uHead`) the calls with an unknown outcome.
+  const size = raw.length + 2;
+  const uHead = size - 1;
+  const next = new Int32Array(size).fill(-1);
+  const prev = new Int32Array(size).fill(-1);
   const opOf = new Int32Array(size);
   const isCall = new Uint8Array(size);
-  const returnOf = new Int32Array(n); // op → its return entry
-  for (let e = 1; e < size; e++) {
+  const returnOf = new Int32Array(n).fill(-1); // op → its return entry (-1: none)
+  let mainTail = 0;
+  let unknownTail = uHead;
+  for (let e = 1; e < uHead; e++) {
     const r = raw[e - 1]!;
     opOf[e] = r.op;
     isCall[e] = r.call ? 1 : 0;
     if (!r.call) returnOf[r.op] = e;
-    prev[e] = e - 1;
-    next[e - 1] = e;
-  }
-  next[size - 1] = -1;
-
-  const inputs = items.map((x) => x.mop.input);
-  const outputs = items.map((x) => x.mop.output);
-  const known = new Uint8Array(n);
-  let remainingKnown = 0;
-  for (let i = 0; i < n; i++) {
-    if (outputs[i] !== UNKNOWN) {
-      known[i] = 1;
-      remainingKnown++;
+    if (known[r.op]) {
+      prev[e] = mainTail;
+      next[mainTail] = e;
+      mainTail = e;
+    } else {
+      prev[e] = unknownTail;
+      next[unknownTail] = e;
+      unknownTail = e;
     }
   }
-  if (remainingKnown === 0) return { kind: 'ok', steps: 0 };
 
-  // Zobrist words for the linearized set; fixed seed so runs are repeatable.
+  // Zobrist words for the known set; fixed seed so runs are repeatable.
   const rng = new SeededRandom(0x5eed);
   const zobrist = new Int32Array(n);
   for (let i = 0; i < n; i++) zobrist[i] = rng.nextU32() | 0;
 
-  const keyOf = model.stateKey ? (s: S) => model.stateKey!(s) : defaultStateKey;
-  const stateIds = new Map<string | number | boolean | null, number>();
-  const intern = (s: S): number => {
-    const k = keyOf(s);
-    let id = stateIds.get(k);
-    if (id === undefined) {
-      id = stateIds.size;
-      stateIds.set(k, id);
-    }
-    return id;
-  };
+  const states = new StateInterner<S>(model.stateKey ? (s: S) => model.stateKey!(s) : undefined);
 
-  const words = (n + 31) >>> 5;
-  const bits = new Uint32Array(words);
-  const memo = new MemoTable(words);
-  const maxMemoEntries = budget.maxMemoEntries ?? Math.floor(DEFAULT_MEMO_BYTES / (16 + 4 * words));
-  const remember = (hash: number, sid: number): boolean =>
-    memo.insert((hash ^ Math.imul(sid + 1, 0x9e3779b1)) | 0, sid, bits);
+  // The linearized sets: known calls as a bitset over their rank plus its full
+  // prefix length; unknown calls as a bitset over theirs.
+  const knownBits = new Uint32Array((knownCount + 31) >>> 5);
+  const unknownBits = new Uint32Array((unknownCount + 31) >>> 5);
+  let prefix = 0; // known ranks [0, prefix) are all linearized
+  let linearizedKnown = 0;
+  let linearizedUnknown = 0;
+  const knownKey = new Int32Array(2 + knownCount);
+  const unknownKey = new Int32Array(unknownCount);
+  const memo = new MemoTable();
+  const maxMemoEntries = budget.maxMemoEntries ?? Number.POSITIVE_INFINITY;
+
+  const remember = (hash: number, sid: number): boolean => {
+    // Known set: [prefix, extras, ...ranks beyond the prefix].
+    const extras = linearizedKnown - prefix;
+    knownKey[0] = prefix;
+    knownKey[1] = extras;
+    let found = 0;
+    for (let r = prefix + 1; found < extras; r++) {
+      if (knownBits[r >>> 5]! & (1 << (r & 31))) knownKey[2 + found++] = r;
+    }
+    found = 0;
+    for (let w = 0; found < linearizedUnknown; w++) {
+      let word = unknownBits[w]!;
+      while (word !== 0) {
+        const bit = 31 - Math.clz32(word & -word);
+        unknownKey[found++] = (w << 5) | bit;
+        word &= word - 1;
+      }
+    }
+    return memo.insert((hash ^ Math.imul(sid + 1, 0x9e3779b1)) | 0, sid, knownKey, 2 + extras, unknownKey, found);
+  };
+  const mark = (op: number) => {
+    const r = rank[op]!;
+    if (known[op]) {
+      knownBits[r >>> 5]! |= 1 << (r & 31);
+      linearizedKnown++;
+      if (r === prefix) {
+        while (prefix < knownCount && knownBits[prefix >>> 5]! & (1 << (prefix & 31))) prefix++;
+      }
+    } else {
+      unknownBits[r >>> 5]! |= 1 << (r & 31);
+      linearizedUnknown++;
+    }
+  };
+  const unmark = (op: number) => {
+    const r = rank[op]!;
+    if (known[op]) {
+      knownBits[r >>> 5]! &= ~(1 << (r & 31));
+      linearizedKnown--;
+      if (r < prefix) prefix = r;
+    } else {
+      unknownBits[r >>> 5]! &= ~(1 << (r & 31));
+      linearizedUnknown--;
+    }
+  };
 
   // Backtracking stack.
   const stackEntry = new Int32Array(n);
   const stackState: S[] = new Array(n);
+  const stackSid = new Int32Array(n);
   let depth = 0;
   let state = model.init();
+  let sid = states.intern(state);
   let hash = 0;
+  let remainingKnown = knownCount;
+  remember(hash, sid);
 
   // Counterexample bookkeeping: deepest prefix, and what blocked it.
+  // The best prefix is copied lazily: its first `bestSame` entries still equal the stack's.
   let bestDepth = -1;
-  let bestPrefix: number[] = [];
+  const bestPrefix = new Int32Array(n);
+  let bestSame = 0;
   let blockedAtBest = -1;
 
+  // Removing a linearized call (and its return) from its list, and putting it back.
+  const unlink = (e: number) => {
+    next[prev[e]!] = next[e]!;
+    if (next[e]! !== -1) prev[next[e]!] = prev[e]!;
+  };
+  const relink = (e: number) => {
+    next[prev[e]!] = e;
+    if (next[e]! !== -1) prev[next[e]!] = e;
+  };
   const lift = (call: number) => {
-    next[prev[call]!] = next[call]!;
-    prev[next[call]!] = prev[call]!; // a call always has its return after it
+    unlink(call);
     const ret = returnOf[opOf[call]!]!;
-    next[prev[ret]!] = next[ret]!;
-    if (next[ret]! !== -1) prev[next[ret]!] = prev[ret]!;
+    if (ret >= 0) unlink(ret);
   };
   const unlift = (call: number) => {
     const ret = returnOf[opOf[call]!]!;
-    next[prev[ret]!] = ret;
-    if (next[ret]! !== -1) prev[next[ret]!] = ret;
-    next[prev[call]!] = call;
-    prev[next[call]!] = call;
+    if (ret >= 0) relink(ret);
+    relink(call);
   };
 
+  // The walk: first the known calls before the first pending return (in order),
+  // then, once that return is reached, the unknown calls invoked before it. Trying
+  // known calls first reaches configurations with fewer unknown calls first, which
+  // then subsume the rest. Reaching the end of the unknown candidates is a dead end.
   let steps = 0;
   let entry = next[0]!;
+  let inUnknown = false;
+  let limit = 0; // while inUnknown: the position of the first pending return
+  const stackUnknown = new Uint8Array(n);
+  const stackLimit = new Int32Array(n);
   for (;;) {
     steps++;
     if ((steps & CLOCK_CHECK_MASK) === 0) {
@@ -290,52 +384,76 @@ function checkPartition<S, I, O>(
         budget.stepsUsed += steps;
         return { kind: 'unknown', steps, reason: 'timeout' };
       }
-      if (memo.size > maxMemoEntries) {
+      if (memo.size > maxMemoEntries || memo.bytes > budget.maxMemoBytes) {
         budget.stepsUsed += steps;
         return { kind: 'unknown', steps, reason: 'max-memo' };
       }
     }
-    if (isCall[entry]) {
+    if (!inUnknown && !isCall[entry]) {
+      // The first pending return: now the unknown calls invoked before it.
+      inUnknown = true;
+      limit = entry;
+      entry = next[uHead]!;
+      continue;
+    }
+    if (!inUnknown || (entry !== -1 && entry < limit)) {
       const op = opOf[entry]!;
       const after = model.step(state, inputs[op]!, outputs[op]!);
       if (after !== undefined) {
-        const newHash = hash ^ zobrist[op]!;
-        bits[op >>> 5]! |= 1 << (op & 31);
-        if (remember(newHash, intern(after))) {
-          stackEntry[depth] = entry;
-          stackState[depth] = state;
-          depth++;
-          state = after;
-          hash = newHash;
-          lift(entry);
-          if (known[op]) remainingKnown--;
-          if (remainingKnown === 0) {
-            budget.stepsUsed += steps;
-            return { kind: 'ok', steps };
+        const afterSid = states.intern(after);
+        // A call with an unknown outcome that would change nothing is never worth
+        // linearizing: leaving it out keeps every option open.
+        if (known[op] || afterSid !== sid) {
+          const newHash = known[op] ? hash ^ zobrist[op]! : hash;
+          mark(op);
+          if (remember(newHash, afterSid)) {
+            stackEntry[depth] = entry;
+            stackState[depth] = state;
+            stackSid[depth] = sid;
+            stackUnknown[depth] = inUnknown ? 1 : 0;
+            stackLimit[depth] = limit;
+            depth++;
+            state = after;
+            sid = afterSid;
+            hash = newHash;
+            lift(entry);
+            if (known[op]) remainingKnown--;
+            if (remainingKnown === 0) {
+              budget.stepsUsed += steps;
+              return { kind: 'ok', steps };
+            }
+            entry = next[0]!;
+            inUnknown = false;
+            continue;
           }
-          entry = next[0]!;
-          continue;
+          unmark(op);
         }
-        bits[op >>> 5]! &= ~(1 << (op & 31));
       }
       entry = next[entry]!;
       continue;
     }
-    // A return whose call is not linearized: this prefix is a dead end.
+    // No candidate left before the first pending return: this prefix is a dead end.
     if (depth > bestDepth) {
       bestDepth = depth;
-      bestPrefix = Array.from(stackEntry.subarray(0, depth), (e) => opOf[e]!);
-      blockedAtBest = opOf[entry]!;
+      bestPrefix.set(stackEntry.subarray(bestSame, depth), bestSame);
+      bestSame = depth;
+      blockedAtBest = opOf[limit]!;
     }
     if (depth === 0) break;
     depth--;
+    if (depth < bestSame) bestSame = depth;
     const call = stackEntry[depth]!;
     const op = opOf[call]!;
     state = stackState[depth]!;
+    sid = stackSid[depth]!;
     stackState[depth] = undefined as S; // let the state go
-    hash ^= zobrist[op]!;
-    bits[op >>> 5]! &= ~(1 << (op & 31));
-    if (known[op]) remainingKnown++;
+    inUnknown = stackUnknown[depth] === 1;
+    limit = stackLimit[depth]!;
+    if (known[op]) {
+      hash ^= zobrist[op]!;
+      remainingKnown++;
+    }
+    unmark(op);
     unlift(call);
     entry = next[call]!;
   }
@@ -345,88 +463,8 @@ function checkPartition<S, I, O>(
     steps,
     counterexample: {
       key,
-      linearized: bestPrefix.map((i) => items[i]!.op),
+      linearized: Array.from(bestPrefix.subarray(0, Math.max(bestDepth, 0)), (e) => items[opOf[e]!]!.op),
       blocked: blockedAtBest >= 0 ? items[blockedAtBest]!.op : undefined,
     },
   };
-}
-
-/**
- * The memo: a set of (linearized set, state id) pairs in flat typed arrays
- * (open addressing on the hash, bitsets in one pool), so millions of entries
- * cost tens of bytes each and no garbage.
- */
-class MemoTable {
-  private slots = new Int32Array(1 << 12); // entry index + 1, 0 = empty
-  private hashes = new Int32Array(1 << 11);
-  private sids = new Int32Array(1 << 11);
-  private pool: Uint32Array;
-  size = 0;
-
-  constructor(private readonly words: number) {
-    this.pool = new Uint32Array((1 << 11) * words);
-  }
-
-  /** Adds the pair; false if it was already there. */
-  insert(hash: number, sid: number, bits: Uint32Array): boolean {
-    const words = this.words;
-    let mask = this.slots.length - 1;
-    let i = hash & mask;
-    for (;;) {
-      const slot = this.slots[i]!;
-      if (slot === 0) break;
-      const e = slot - 1;
-      if (this.hashes[e] === hash && this.sids[e] === sid) {
-        let same = true;
-        const base = e * words;
-        for (let w = 0; w < words; w++) {
-          if (this.pool[base + w] !== bits[w]) {
-            same = false;
-            break;
-          }
-        }
-        if (same) return false;
-      }
-      i = (i + 1) & mask;
-    }
-    const e = this.size;
-    if (e === this.hashes.length) this.growEntries();
-    this.hashes[e] = hash;
-    this.sids[e] = sid;
-    this.pool.set(bits, e * words);
-    this.size++;
-    if (this.size * 2 > this.slots.length) {
-      this.rehash();
-      mask = this.slots.length - 1;
-      i = hash & mask;
-      while (this.slots[i] !== 0) i = (i + 1) & mask;
-    }
-    this.slots[i] = e + 1;
-    return true;
-  }
-
-  private growEntries(): void {
-    const cap = this.hashes.length * 2;
-    const hashes = new Int32Array(cap);
-    hashes.set(this.hashes);
-    this.hashes = hashes;
-    const sids = new Int32Array(cap);
-    sids.set(this.sids);
-    this.sids = sids;
-    const pool = new Uint32Array(cap * this.words);
-    pool.set(this.pool);
-    this.pool = pool;
-  }
-
-  private rehash(): void {
-    const slots = new Int32Array(this.slots.length * 2);
-    const mask = slots.length - 1;
-    // The entry being inserted (index size - 1) is placed by the caller.
-    for (let e = 0; e < this.size - 1; e++) {
-      let i = this.hashes[e]! & mask;
-      while (slots[i] !== 0) i = (i + 1) & mask;
-      slots[i] = e + 1;
-    }
-    this.slots = slots;
-  }
 }

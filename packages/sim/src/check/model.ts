@@ -3,6 +3,7 @@
  */
 import { DecodeError } from '@parley/interface';
 import type { History, HistoryValue, ProcessId } from './history.js';
+import { canonicalText } from './value.js';
 
 /** How an operation ended. `open`: never completed (treated like `info`). */
 export type OperationStatus = 'ok' | 'fail' | 'info' | 'open';
@@ -127,37 +128,19 @@ export function pairOperations(history: History): Operation[] {
 // ---------------------------------------------------------------------------
 // Helpers shared by the models.
 
-/** Structural equality of history values (object field order ignored). */
-export function sameValue(a: HistoryValue, b: HistoryValue): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameValue(a[i] as HistoryValue, b[i] as HistoryValue)) return false;
-    return true;
-  }
-  const ra = a as { readonly [k: string]: HistoryValue };
-  const rb = b as { readonly [k: string]: HistoryValue };
-  const ka = Object.keys(ra);
-  if (ka.length !== Object.keys(rb).length) return false;
-  for (const k of ka) if (!(k in rb) || !sameValue(ra[k]!, rb[k]!)) return false;
-  return true;
-}
+export { sameValue } from './value.js';
 
-/** A canonical text for a value (object fields sorted), for state keys. */
+/** A canonical text for a value (EDN, maps and sets sorted, typed), for state keys. */
 export function canonicalKey(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    const sorted: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
-    return sorted;
-  });
+  return canonicalText(value as HistoryValue);
 }
 
 /** The field of an object value, or undefined. */
 export function field(value: HistoryValue, name: string): HistoryValue | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  return (value as { readonly [k: string]: HistoryValue })[name];
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return undefined; // EDN values other than keyword maps
+  return Object.hasOwn(value, name) ? (value as { readonly [k: string]: HistoryValue })[name] : undefined;
 }
 
 export function unknownOp(model: string, op: Operation): DecodeError {

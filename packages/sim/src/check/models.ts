@@ -28,8 +28,9 @@ function registerPrepare(
   const unknown = op.status === 'info' || op.status === 'open';
   switch (op.f) {
     case 'read':
-      if (op.status === 'fail') return null;
-      return { input: { f: 'read' }, output: unknown ? UNKNOWN : op.output };
+      // A failed read did not happen; a read whose result is unknown observes nothing and changes nothing.
+      if (op.status === 'fail' || unknown) return null;
+      return { input: { f: 'read' }, output: op.output };
     case 'write':
       if (op.status === 'fail') return null;
       return { input: { f: 'write', value: op.input }, output: unknown ? UNKNOWN : null };
@@ -79,13 +80,15 @@ export const registerModel: Model<HistoryValue, RegisterInput, HistoryValue> = {
 };
 
 /**
- * Knossos's cas-register (one per key): starts at 0, a read of `nil` matches any state,
- * every `fail` is dropped (it did not happen).
+ * Knossos's cas-register, one per key (one register when events carry no key, as in
+ * Knossos's own files): starts at 0, a read of `nil` matches any state, every `fail`
+ * is dropped (it did not happen).
  */
 export const casRegisterModel: Model<HistoryValue, RegisterInput, HistoryValue> = {
   name: 'cas-register',
-  description: 'one register, starts 0; read/write/cas; a nil read matches any state; fail = did not happen (Knossos)',
-  partitionByKey: false,
+  description:
+    'a register per key, starts 0; read/write/cas; a nil read matches any state; fail = did not happen (Knossos)',
+  partitionByKey: true,
   init: () => 0,
   prepare: (op) => registerPrepare('cas-register', op, false),
   step: (state, input, output) => registerStep(state, input, output, true),
@@ -96,7 +99,6 @@ type KvInput = { readonly f: 'get' } | { readonly f: 'put' | 'append'; readonly 
 function kvString(op: Operation, v: HistoryValue): string {
   if (typeof v === 'string') return v;
   if (v === null) return '';
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   throw new DecodeError(`model 'kv': operation ${op.id} carries a non-string value`);
 }
 
@@ -114,7 +116,8 @@ export const kvModel: Model<string, KvInput, string> = {
     const unknown = op.status === 'info' || op.status === 'open';
     switch (op.f) {
       case 'get':
-        return { input: { f: 'get' }, output: unknown ? UNKNOWN : kvString(op, op.output) };
+        if (unknown) return null; // observes nothing, changes nothing
+        return { input: { f: 'get' }, output: kvString(op, op.output) };
       case 'put':
       case 'append':
         return { input: { f: op.f, value: kvString(op, op.input) }, output: unknown ? UNKNOWN : '' };

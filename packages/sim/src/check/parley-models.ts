@@ -80,7 +80,10 @@ function entryPrepare(op: Operation): ModelOp<EntryInput, EntryOutput> | null {
     default:
       throw unknownOp('parley-entry', op);
   }
-  if (op.status === 'info' || op.status === 'open') return { input, output: UNKNOWN };
+  if (op.status === 'info' || op.status === 'open') {
+    // A read whose result is unknown observes nothing and changes nothing: drop it.
+    return input.f === 'get' ? null : { input, output: UNKNOWN };
+  }
   if (op.status === 'fail') {
     if (op.error === undefined || !ENTRY_OBSERVED_ERRORS.has(op.error)) return null;
     return { input, output: { type: 'error', code: op.error as 'key_already_exists' } };
@@ -250,7 +253,10 @@ function fencedPrepare(names: FencedNames, op: Operation): ModelOp<FencedInput, 
     default:
       throw unknownOp(names.model, op);
   }
-  if (op.status === 'info' || op.status === 'open') return { input, output: UNKNOWN };
+  if (op.status === 'info' || op.status === 'open') {
+    // A read whose result is unknown observes nothing and changes nothing: drop it.
+    return input.f === 'get' ? null : { input, output: UNKNOWN };
+  }
   if (op.status === 'fail') {
     switch (op.error) {
       case 'lock_held':

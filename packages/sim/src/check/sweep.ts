@@ -24,11 +24,27 @@ export interface TestdataCase {
   readonly expected: Verdict;
 }
 
-/** `../shared/testdata/linearizability` beside the repository root. */
-export function defaultTestdataDir(): string {
+/**
+ * The testdata folder: `$PARLEY_TESTDATA_DIR` when set, else the first
+ * `shared/testdata/linearizability` beside the repository root or one of its
+ * parents (a git worktree sits one level deeper than the clone), else the
+ * conventional `../shared/testdata/linearizability` (which may be absent).
+ */
+export function defaultTestdataDir(env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env.PARLEY_TESTDATA_DIR;
+  if (fromEnv !== undefined && fromEnv !== '') return resolve(fromEnv);
   // This file is packages/sim/{src,dist}/check/sweep.*: four levels below the repository root.
   const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
-  return resolve(repoRoot, '..', 'shared', 'testdata', 'linearizability');
+  const conventional = resolve(repoRoot, '..', 'shared', 'testdata', 'linearizability');
+  let dir = resolve(repoRoot, '..');
+  for (let up = 0; up < 3; up++) {
+    const candidate = join(dir, 'shared', 'testdata', 'linearizability');
+    if (existsSync(candidate)) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return conventional;
 }
 
 /** Published verdicts: the etcd files listed linearizable in the testdata README. */

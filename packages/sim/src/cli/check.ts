@@ -1,18 +1,27 @@
 /**
  * `parley-check`: checks recorded histories for linearizability.
  *
- *     parley-check --model <name> [--json] [--timeout-ms N] FILE...
+ *     parley-check --model <name> [--format F] [--independent] [--json]
+ *                  [--timeout-ms N] [--max-memo-mb N] FILE...
  *
- * Reads Porcupine logs (etcd `jepsen.util` lines, kv EDN lines) and Knossos EDN,
- * prints one line per file — `linearizable`, `not linearizable` or `unknown` —
- * and exits 0 when every file is linearizable, 1 when any is not, 2 otherwise
- * (a timeout or a file that cannot be read or parsed).
+ * Reads Porcupine logs (etcd `jepsen.util` lines, kv EDN lines), Knossos EDN and
+ * Jepsen `#jepsen.history.Op{…}` records (format chosen by the file's structure,
+ * or `--format`), prints one line per file — `linearizable`, `not linearizable`
+ * or `unknown` — and exits 0 when every file is linearizable, 1 when any is not,
+ * 2 otherwise (a limit was hit, or a file cannot be read, decoded or parsed, or
+ * holds no history). Files are decoded as strict UTF-8.
  */
 import { readFile } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { checkLinearizability, describeOperation, type LinearizabilityResult } from '../check/linearizability.js';
+import {
+  checkLinearizability,
+  DEFAULT_MAX_MEMO_BYTES,
+  describeOperation,
+  type LinearizabilityOptions,
+  type LinearizabilityResult,
+} from '../check/linearizability.js';
 import { getModel, MODELS } from '../check/models.js';
-import { parseHistory } from '../check/parse.js';
+import { decodeHistoryBytes, HISTORY_FORMATS, type HistoryFormat, parseHistory } from '../check/parse.js';
 
 export const EXIT_LINEARIZABLE = 0;
 export const EXIT_NOT_LINEARIZABLE = 1;
@@ -21,19 +30,21 @@ export const EXIT_UNKNOWN = 2;
 export interface CheckCliIo {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
-  readonly readFile: (path: string) => Promise<string>;
+  /** The file's bytes (decoded as strict UTF-8), or its text. */
+  readonly readFile: (path: string) => Promise<Uint8Array | string>;
 }
 
 const defaultIo: CheckCliIo = {
   stdout: (t) => process.stdout.write(t),
   stderr: (t) => process.stderr.write(t),
-  readFile: (p) => readFile(p, 'utf8'),
+  readFile: (p) => readFile(p),
 };
 
 /** One file's outcome, as printed with `--json`. */
 export interface FileReport {
   readonly file: string;
   readonly verdict: LinearizabilityResult['verdict'] | 'error';
+  readonly format?: HistoryFormat;
   readonly operations?: number;
   readonly partitions?: number;
   readonly steps?: number;
@@ -53,6 +64,13 @@ function parseTimeout(value: string): number {
   return n;
 }
 
+function parseMemoMb(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0 || n > 1_000_000)
+    throw new InvalidArgumentError('must be a positive integer (MiB)');
+  return n;
+}
+
 /** Runs the CLI on `argv` (without the node and script paths) and returns the exit code. */
 export async function runCheckCli(argv: readonly string[], io: CheckCliIo = defaultIo): Promise<number> {
   const program = new Command('parley-check')
@@ -60,8 +78,19 @@ export async function runCheckCli(argv: readonly string[], io: CheckCliIo = defa
     .addOption(
       new Option('-m, --model <name>', 'the sequential model').choices(Object.keys(MODELS)).makeOptionMandatory(),
     )
+    .addOption(
+      new Option('-f, --format <format>', "the files' format (auto: by the file's structure)")
+        .choices(['auto', ...HISTORY_FORMATS])
+        .default('auto'),
+    )
+    .option('--independent', "Jepsen's independent keys: values are [key value]; each key is checked on its own")
     .option('--json', 'print a JSON report instead of one line per file')
     .option('--timeout-ms <n>', 'give up on a file after N ms (verdict unknown)', parseTimeout)
+    .option(
+      '--max-memo-mb <n>',
+      `give up on a key when its memo holds N MiB (verdict unknown; default ${DEFAULT_MAX_MEMO_BYTES / 2 ** 20})`,
+      parseMemoMb,
+    )
     .argument('<files...>', 'history files')
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
@@ -80,20 +109,36 @@ export async function runCheckCli(argv: readonly string[], io: CheckCliIo = defa
     }
     throw err;
   }
-  const opts = program.opts<{ model: string; json?: boolean; timeoutMs?: number }>();
+  const opts = program.opts<{
+    model: string;
+    format: HistoryFormat | 'auto';
+    independent?: boolean;
+    json?: boolean;
+    timeoutMs?: number;
+    maxMemoMb?: number;
+  }>();
   const model = getModel(opts.model)!;
+  const limits: LinearizabilityOptions = {
+    ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
+    ...(opts.maxMemoMb === undefined ? {} : { maxMemoBytes: opts.maxMemoMb * 2 ** 20 }),
+  };
   const reports: FileReport[] = [];
 
   for (const file of program.args) {
     let report: FileReport;
     try {
-      const text = await io.readFile(file);
-      const { events } = parseHistory(text);
-      const r = checkLinearizability(model, events, opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs });
+      const content = await io.readFile(file);
+      const text = typeof content === 'string' ? content : decodeHistoryBytes(content);
+      const { format, events } = parseHistory(text, {
+        format: opts.format,
+        ...(opts.independent ? { independent: true } : {}),
+      });
+      const r = checkLinearizability(model, events, limits);
       const ce = r.counterexample;
       report = {
         file,
         verdict: r.verdict,
+        format,
         operations: r.operations,
         partitions: r.partitions,
         steps: r.steps,
