@@ -5,5 +5,6 @@
  */
 import './coord.js';
 import './crdt.js';
+import './node-strong.js';
 import './raft.js';
 import './raft-figure8.js';
