@@ -42,6 +42,7 @@ import { GroupCommit } from './group-commit.js';
 import { lockDataDir } from './lock.js';
 import { defaultLogger, netLogger } from './logger.js';
 import type { NodeOptions } from './options.js';
+import { createStrongModule } from './strong/index.js';
 
 export const DEFAULT_LISTEN = ['/ip4/127.0.0.1/tcp/0'];
 export const DEFAULT_DATA_DIR = './.parley';
@@ -181,11 +182,13 @@ export async function createNode(options: NodeOptions = {}): Promise<ParleyNodeI
 
     // ---- modules: the one place where the node's modules are wired ----
     const eventual = new EventualModule(context, options.eventual, commits);
-    const strongModule = undefined as StrongModule | undefined; // createStrongModule(context, options.raft)
+    let strongModule: StrongModule | undefined; // started below, once the transport runs
     // --------------------------------------------------------------------
 
     await transport.start();
     cleanups.push(() => transport.stop());
+    strongModule = await createStrongModule(context, options.raft);
+    cleanups.push(() => strongModule?.close());
 
     let closing: Promise<void> | undefined;
     const node: ParleyNodeInternals = {

@@ -6,6 +6,7 @@
 import type { Clock, Random, Scheduler, Transport } from '@parley/interface';
 import type { NodeLogger, NodeStorage } from './context.js';
 import type { EventualOptions } from './eventual/options.js';
+import type { StrongOptions } from './strong/options.js';
 
 export interface NodeOptions {
   /** Where the node keeps its identity, lock file and stores. Default `./.parley`. Ignored when both `storage` and `transport` are injected. */
@@ -28,8 +29,8 @@ export interface NodeOptions {
   logger?: NodeLogger;
   /** Eventual namespaces: limits, gossip and anti-entropy settings. */
   eventual?: EventualOptions;
-  /** Strong namespaces (Raft); read by the strong module. */
-  raft?: Record<string, unknown>;
+  /** Strong namespaces (Raft): voters (default: this node alone), timing, snapshots, call bounds. */
+  raft?: StrongOptions;
   /** Bound on `close()`; default 5,000 ms. */
   closeTimeoutMs?: number;
   // ---- seams (tests, the simulator) ----

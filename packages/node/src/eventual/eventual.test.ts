@@ -23,7 +23,6 @@ describe('eventual namespace on one node', () => {
     await expect(ns.set('big', 'x'.repeat(1_048_577))).rejects.toMatchObject({ code: 'value_too_large' });
     await expect(ns.increment('restarts', 1.5)).rejects.toMatchObject({ code: 'invalid_argument' });
     expect(() => node.eventual('bad/name')).toThrow(/namespace/);
-    expect(() => node.strong('jobs')).toThrow(/not wired/);
     expect(await ns.get('x')).toBeUndefined();
     await node.close();
   });

@@ -14,7 +14,7 @@
  * await strong.close();
  * ```
  */
-import type { Cluster, Locks, StrongNamespace } from '../api.js';
+import type { Cluster, Locks, NamespaceStatus, StrongNamespace } from '../api.js';
 import type { NodeContext } from '../context.js';
 import { StrongCalls } from './calls.js';
 import { ClusterImpl } from './cluster.js';
@@ -34,6 +34,8 @@ export interface StrongModule {
   readonly replica: StrongReplica;
   readonly router: StrongRouter;
   readonly options: ResolvedStrongOptions;
+  /** Strong namespaces this member holds entries in (empty on a non-member): keys and value bytes. */
+  status(): NamespaceStatus[];
   /** Stops the Raft driver and fails pending calls (retryable). Idempotent. */
   close(): Promise<void>;
 }
@@ -67,6 +69,7 @@ export async function createStrongModule(
     replica,
     router,
     options: resolved,
+    status: () => namespaceStatus(replica),
     async close() {
       if (closed) return;
       closed = true;
@@ -76,4 +79,25 @@ export async function createStrongModule(
       replica.stop();
     },
   };
+}
+
+/** Keys and value bytes per namespace, from this member's state (pages of 1000, at most 20 per namespace). */
+function namespaceStatus(replica: StrongReplica): NamespaceStatus[] {
+  const out: NamespaceStatus[] = [];
+  for (const name of [...replica.namespaceNames].sort()) {
+    let keys = 0;
+    let bytes = 0;
+    let cursor: string | undefined;
+    for (let page = 0; page < 20; page++) {
+      const r = replica.sm.query({ type: 'list', namespace: name, limit: 1000, ...(cursor ? { cursor } : {}) });
+      if (!r.ok || r.value.type !== 'list') break;
+      keys += r.value.items.length;
+      for (const e of r.value.items) bytes += JSON.stringify(e.value).length;
+      if (r.value.nextCursor === null) break;
+      cursor = r.value.nextCursor;
+    }
+    if (keys === 0) continue;
+    out.push({ name, kind: 'strong', keys, bytes, lastAntiEntropyAt: null });
+  }
+  return out;
 }

@@ -75,6 +75,8 @@ export class StrongReplica {
   appliedThrough: number;
   snapshotsTaken = 0;
   snapshotsRestored = 0;
+  /** Namespaces that may hold entries (from snapshots and applied writes), for status. */
+  readonly namespaceNames = new Set<string>();
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly regWaiters = new Map<number, Waiter>();
   private readonly reads = new Map<string, PendingRead>();
@@ -98,7 +100,10 @@ export class StrongReplica {
     const storage = ctx.storage.raftLog;
     this.sm = this.freshStateMachine();
     const snap = storage.snapshot();
-    if (snap.data.byteLength > 0) this.sm.restore(snap.data);
+    if (snap.data.byteLength > 0) {
+      this.sm.restore(snap.data);
+      this.learnNamespaces(snap.data);
+    }
     this.lastSnapshotIndex = snap.meta.index;
     this.appliedThrough = snap.meta.index;
     this.changes = new ChangeLog(options.maxWatchHistory);
@@ -361,6 +366,8 @@ export class StrongReplica {
     const sm = this.freshStateMachine();
     sm.restore(s.data);
     this.sm = sm;
+    this.namespaceNames.clear();
+    this.learnNamespaces(s.data);
     this.snapshotsRestored++;
     this.lastSnapshotIndex = s.meta.index;
     this.bytesSinceSnapshot = 0;
@@ -369,6 +376,18 @@ export class StrongReplica {
     this.hooks.onRestore?.(s.meta.index);
     this.serveReadyReads();
     for (const l of [...this.applyListeners]) l();
+  }
+
+  /** The namespace names in a coord snapshot (its canonical JSON body after the 4-byte envelope). */
+  private learnNamespaces(data: Uint8Array): void {
+    try {
+      const body = JSON.parse(new TextDecoder().decode(data.subarray(4))) as { namespaces?: unknown };
+      if (!Array.isArray(body.namespaces)) return;
+      for (const ns of body.namespaces)
+        if (Array.isArray(ns) && typeof ns[0] === 'string') this.namespaceNames.add(ns[0]);
+    } catch {
+      // status only: a snapshot the state machine accepted is always JSON
+    }
   }
 
   private maybeSnapshot(): void {
@@ -490,7 +509,10 @@ export class StrongReplica {
   private recordChanges(revision: number, op: Operation, result: CommandResult, removed: string[]): void {
     if (!result.ok) return;
     const v = result.value;
-    const push = (c: Omit<StrongChange, 'revision'>) => this.changes.push({ ...c, revision });
+    const push = (c: Omit<StrongChange, 'revision'>) => {
+      this.namespaceNames.add(c.namespace);
+      this.changes.push({ ...c, revision });
+    };
     switch (v.type) {
       case 'entry':
         push({ namespace: v.entry.namespace, key: v.entry.key, type: 'set', entry: v.entry });
