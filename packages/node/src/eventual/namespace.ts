@@ -16,7 +16,7 @@
 
 import type * as Automerge from '@automerge/automerge';
 import { type Delta, type Entry, encodeDelta, expiresAtOf, type JsonValue, NamespaceReplica } from '@parley/crdt';
-import { ClosedError, InvalidArgumentError, type PeerId, type Unsubscribe } from '@parley/interface';
+import { ClosedError, InvalidArgumentError, isParleyError, type PeerId, type Unsubscribe } from '@parley/interface';
 import type * as Y from 'yjs';
 import type {
   AutomergeHandle,
@@ -94,6 +94,8 @@ export interface NamespaceCounters {
   gossipBytesIn: number;
   gossipBytesOut: number;
   incarnations: number;
+  /** Records found torn on restore (writes that were never acknowledged). */
+  tornRecords: number;
 }
 
 export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
@@ -113,6 +115,7 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
     gossipBytesIn: 0,
     gossipBytesOut: 0,
     incarnations: 0,
+    tornRecords: 0,
   };
   lastAntiEntropyAt: number | null = null;
   private readonly expiry = new ExpiryQueue();
@@ -165,8 +168,9 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
   }
 
   private async open(): Promise<void> {
-    const loaded = await loadNamespace(this.ctx.storage.kv, this.name);
+    const loaded = await this.retryRead(() => loadNamespace(this.ctx.storage.kv, this.name));
     this.store.adopt(loaded);
+    this.counters.tornRecords += loaded.tornKeys.length;
     const now = this.now();
     const meta = loaded.meta;
     if (this.outOfContact(now, meta.lastContactMs)) {
@@ -187,6 +191,19 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
     if (this.closed) return;
     this.replication.start();
     this.scheduleGc();
+  }
+
+  /** Retries a read that failed with a transient storage error (`unavailable`), at most 20 times, 5..100 ms apart. */
+  private async retryRead<T>(read: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await read();
+      } catch (err) {
+        if (!isParleyError(err, 'unavailable') || attempt >= 20 || this.closed) throw err;
+        this.ctx.logger.warn({ err: String(err), namespace: this.name, attempt }, 'eventual: retrying a failed read');
+        await new Promise<void>((r) => this.ctx.scheduler.after(Math.min(100, 5 << attempt), r));
+      }
+    }
   }
 
   /** True when the incarnation rule requires a new replica id. */

@@ -8,6 +8,12 @@
  *                                     SNAPSHOT_CHUNK_STATES keys per chunk; the last
  *                                     chunk carries the dot context
  *
+ * Every record ends with the CRC-32C of the rest. A record whose checksum
+ * fails was being written when the process died (an append that was never
+ * acknowledged: a store may keep a torn prefix of a new key), so restore
+ * drops it, counts it and deletes it; a record that passes its checksum but
+ * does not decode is corruption (`storage_corrupt`).
+ *
  * A snapshot folds the log once the log holds at least as many bytes as the
  * snapshot (and `compactLogBytes`), so rewriting costs O(1) per logged byte.
  * Snapshot, log deletion and meta go in one atomic batch. Deltas merge in any
@@ -23,6 +29,7 @@ import {
   StorageCorruptError,
   type StorageOp,
 } from '@parley/interface';
+import { crc32c } from '@parley/storage';
 
 export const SNAPSHOT_CHUNK_STATES = 4096;
 
@@ -35,6 +42,22 @@ export interface NamespaceMeta {
 }
 
 const pad = (n: number, width: number) => n.toString().padStart(width, '0');
+
+/** `payload` followed by its CRC-32C (4 bytes, big-endian). */
+export function sealRecord(payload: Uint8Array): Uint8Array {
+  const out = new Uint8Array(payload.length + 4);
+  out.set(payload);
+  new DataView(out.buffer).setUint32(payload.length, crc32c(payload) >>> 0);
+  return out;
+}
+
+/** The payload of a sealed record, or undefined when its checksum fails (a torn write). */
+export function openRecord(bytes: Uint8Array): Uint8Array | undefined {
+  if (bytes.length < 4) return undefined;
+  const end = bytes.length - 4;
+  const sum = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(end);
+  return sum === crc32c(bytes, 0, 0, end) >>> 0 ? bytes.subarray(0, end) : undefined;
+}
 
 function corrupt(ns: string, what: string, err: unknown): StorageCorruptError {
   return new StorageCorruptError(`eventual/${ns}`, `${what}: ${String((err as Error)?.message ?? err)}`);
@@ -51,6 +74,8 @@ export interface LoadedNamespace {
   nextLogSeq: number;
   snapKeys: string[][];
   snapBytes: number;
+  /** Records whose checksum failed (torn, never acknowledged): dropped, and deleted by the next batch. */
+  tornKeys: string[][];
 }
 
 export function maxWallOf(state: KeyState): number {
@@ -70,26 +95,32 @@ export async function loadNamespace(kv: KVStorage, ns: string): Promise<LoadedNa
     nextLogSeq: 0,
     snapKeys: [],
     snapBytes: 0,
+    tornKeys: [],
   };
   for (const c of chunks) {
     if (c.key.length < 3) continue;
     const kind = c.key[2];
+    if (kind === 'l') out.nextLogSeq = Math.max(out.nextLogSeq, Number(c.key[3]) + 1);
+    const data = openRecord(c.data);
+    if (data === undefined) {
+      out.tornKeys.push(c.key);
+      continue;
+    }
     try {
       if (kind === 'm') {
-        const m = JSON.parse(new TextDecoder().decode(c.data)) as NamespaceMeta;
+        const m = JSON.parse(new TextDecoder().decode(data)) as NamespaceMeta;
         if (!Number.isSafeInteger(m.incarnation) || m.incarnation < 0) throw new Error('bad incarnation');
         const replicas = Array.isArray(m.replicas) ? m.replicas.filter((r) => typeof r === 'string') : [];
         out.meta = { incarnation: m.incarnation, lastContactMs: m.lastContactMs ?? null, replicas };
       } else if (kind === 'l') {
-        const r = new ByteReader(c.data);
+        const r = new ByteReader(data);
         const n = r.count(1);
         for (let i = 0; i < n; i++) out.deltas.push(decodeDelta(r.bytes()));
         r.end();
         out.logKeys.push(c.key);
         out.logBytes += c.data.length;
-        out.nextLogSeq = Math.max(out.nextLogSeq, Number(c.key[3]) + 1);
       } else if (kind === 's') {
-        out.deltas.push(decodeState(c.data));
+        out.deltas.push(decodeState(data));
         out.snapKeys.push(c.key);
         out.snapBytes += c.data.length;
       }
@@ -121,6 +152,7 @@ export class NamespaceStore {
   ) {}
 
   adopt(loaded: LoadedNamespace): void {
+    this.drop.push(...loaded.tornKeys);
     this.meta = loaded.meta;
     this.logKeys = loaded.logKeys;
     this.logBytes = loaded.logBytes;
@@ -171,7 +203,7 @@ export class NamespaceStore {
         const w = new ByteWriter(this.pendingBytes + 8 + this.pending.length * 4);
         w.uint(this.pending.length);
         for (const d of this.pending) w.bytes(d);
-        const data = w.finish();
+        const data = sealRecord(w.finish());
         const key = ['ev', this.ns, 'l', pad(this.nextLogSeq++, 12)];
         ops.push({ type: 'put', key, data });
         this.logKeys.push(key);
@@ -181,7 +213,8 @@ export class NamespaceStore {
       this.pendingBytes = 0;
     }
     if (this.metaDirty) {
-      ops.push({ type: 'put', key: ['ev', this.ns, 'm'], data: new TextEncoder().encode(JSON.stringify(this.meta)) });
+      const data = sealRecord(new TextEncoder().encode(JSON.stringify(this.meta)));
+      ops.push({ type: 'put', key: ['ev', this.ns, 'm'], data });
       this.metaDirty = false;
     }
     return ops;
@@ -192,11 +225,13 @@ export class NamespaceStore {
     const keys: string[][] = [];
     let bytes = 0;
     const put = (states: readonly KeyState[], withContext: boolean) => {
-      const data = encodeState({
-        namespace: this.ns,
-        states,
-        context: withContext ? state.context : new Map(),
-      });
+      const data = sealRecord(
+        encodeState({
+          namespace: this.ns,
+          states,
+          context: withContext ? state.context : new Map(),
+        }),
+      );
       const key = ['ev', this.ns, 's', pad(keys.length, 6)];
       ops.push({ type: 'put', key, data });
       keys.push(key);

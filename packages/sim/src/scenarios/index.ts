@@ -5,6 +5,7 @@
  */
 import './coord.js';
 import './crdt.js';
+import './node-eventual.js';
 import './node-strong.js';
 import './raft.js';
 import './raft-figure8.js';
