@@ -84,6 +84,25 @@ export class Nemesis {
     this.undo.clear();
   }
 
+  /**
+   * Crashes `host` now (restarting it after a drawn while), unless the schedule
+   * stopped, it is down, or `maxDown` hosts are down already. Scenarios call it
+   * at chosen moments (a reply sent with a write still in flight). True if it crashed.
+   */
+  crash(host: PeerId): boolean {
+    const maxDown = this.options.maxDown ?? this.hosts.length - 1;
+    if (this.stopped || this.down.has(host) || this.down.size >= maxDown) return false;
+    if (this.sim.host(host).state === 'down') return false;
+    this.down.add(host);
+    this.sim.host(host).crash();
+    this.stats.crashes++;
+    this.during(() => {
+      this.down.delete(host);
+      if (this.sim.host(host).state === 'down') this.sim.host(host).restart();
+    });
+    return true;
+  }
+
   private next(): void {
     if (this.faults.length === 0) return;
     const gap = this.options.gapMs ?? { min: 200, max: 1_500 };
@@ -133,8 +152,6 @@ export class Nemesis {
         return;
       }
       case 'crash': {
-        const maxDown = this.options.maxDown ?? n - 1;
-        if (this.down.size >= maxDown) return;
         const lead = this.options.crashLeader ? this.options.leader?.() : undefined;
         const [h] =
           lead !== undefined && !this.down.has(lead)
@@ -143,14 +160,7 @@ export class Nemesis {
                 1,
                 this.hosts.filter((x) => !this.down.has(x)),
               );
-        if (!h) return;
-        this.down.add(h);
-        this.sim.host(h).crash();
-        this.stats.crashes++;
-        this.during(() => {
-          this.down.delete(h);
-          if (this.sim.host(h).state === 'down') this.sim.host(h).restart();
-        });
+        if (h) this.crash(h);
         return;
       }
       case 'pause': {

@@ -32,6 +32,11 @@ export interface ScenarioRun {
   /** Figures for the report (operations, faults injected, ...). Deterministic. */
   metrics?(): Record<string, number>;
   /**
+   * Why the liveness goal is not met, by name (e.g. "leader n1 believes follower n3 has
+   * 17, follower's disk has 15"), appended to a liveness failure's message.
+   */
+  livenessDetail?(): string | undefined;
+  /**
    * Checks that ended neither passed nor failed (a linearizability search that
    * hit its step budget: `unknown`), one line each. Asked after `check()`. A run
    * with any is not a pass: the runner counts it and exits non-zero.
@@ -79,7 +84,16 @@ export async function runScenario(scenario: Scenario, seed: number, options: Run
       const start = sim.nowMs();
       const ok = await sim.runUntil(() => run!.converged(), scenario.livenessBoundMs);
       if (!sim.failure && !ok) {
-        sim.fail('liveness', `${scenario.name} did not converge within ${scenario.livenessBoundMs} ms after healing`);
+        let detail: string | undefined;
+        try {
+          detail = run.livenessDetail?.();
+        } catch (err) {
+          detail = `livenessDetail threw: ${describe(err)}`;
+        }
+        sim.fail(
+          'liveness',
+          `${scenario.name} did not converge within ${scenario.livenessBoundMs} ms after healing${detail ? `: ${detail}` : ''}`,
+        );
       }
       if (!sim.failure) {
         convergenceMs = sim.nowMs() - start;

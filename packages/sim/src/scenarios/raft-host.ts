@@ -6,7 +6,7 @@
  * number), snapshotted every few entries so lagging members need
  * InstallSnapshot.
  */
-import type { ConfState, PeerId, RaftEntry, RaftSnapshot } from '@parley/interface';
+import type { ConfState, PeerId, RaftEntry, RaftLogStorage, RaftSnapshot } from '@parley/interface';
 import {
   ClientSessions,
   type ConfChange,
@@ -16,6 +16,7 @@ import {
   type RaftStateMachine,
 } from '@parley/raft';
 import type { HostContext } from '../simulation.js';
+import type { PersistProbe } from './persist-probe.js';
 
 const ENC = new TextEncoder();
 const DEC = new TextDecoder();
@@ -33,6 +34,8 @@ export interface RaftHostOptions {
   maxSnapshotChunkBytes: number;
   /** Largest batch of entries in one append (1: one entry per message). Default: Raft's. */
   maxSizePerMsgBytes?: number;
+  /** Watches what this member sends against what its disk holds (persist before send). */
+  probe?: (ctx: HostContext, storage: RaftLogStorage) => PersistProbe;
   /** Called for every value the state machine applies (index, value). */
   onApply(host: PeerId, index: number, value: string): void;
 }
@@ -102,6 +105,7 @@ export class RaftHost {
   readonly sm: ValueStateMachine;
   /** A storage or state machine error that stopped the driver (a scenario invariant reports it). */
   fatal: unknown;
+  readonly probe: PersistProbe | undefined;
   private lastSnapshotIndex: number;
   private snapshotting = false;
 
@@ -109,7 +113,9 @@ export class RaftHost {
     readonly ctx: HostContext,
     private readonly options: RaftHostOptions,
   ) {
-    const storage = ctx.raftLog('raft');
+    const disk = ctx.raftLog('raft');
+    this.probe = options.probe?.(ctx, disk);
+    const storage = this.probe?.wrapStorage() ?? disk;
     this.sm = new ValueStateMachine(ctx.id, options.onApply);
     const snap = storage.snapshot();
     this.sm.load(snap.data);
@@ -126,7 +132,7 @@ export class RaftHost {
         maxInflightMsgs: 64,
       },
       storage,
-      transport: ctx.transport,
+      transport: this.probe?.wrapTransport(ctx.transport) ?? ctx.transport,
       scheduler: ctx.scheduler,
       stateMachine: {
         apply: (entries, conf) => {

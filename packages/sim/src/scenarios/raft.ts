@@ -21,6 +21,7 @@ import { between } from '../kernel.js';
 import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
 import { type Simulation, violation } from '../simulation.js';
+import { PersistProbe } from './persist-probe.js';
 import { highestTermLeader, raftClusterView, raftGroupConverged } from './raft-group.js';
 import { RaftGuardWatch } from './raft-guards.js';
 import { RaftHost } from './raft-host.js';
@@ -45,6 +46,10 @@ export interface RaftScenarioConfig {
   disk?: { tornWriteRate?: number };
   /** Largest batch of entries per append message (1: one entry per message). */
   maxSizePerMsgBytes?: number;
+  /** Slow disks: every Raft log write takes this long to become durable. Default 1–4 ms. */
+  writeLatencyMs?: { min: number; max: number };
+  /** Probability that a member is crashed right after sending a reply while one of its writes is in flight. */
+  crashOnReplyRate?: number;
   safetyMs?: number;
   livenessBoundMs?: number;
 }
@@ -77,6 +82,9 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
   const acked = new Set<string>();
   /** Per host: the value its client waits for. */
   const outstanding = new Map<PeerId, { clientId: string; seq: number; value: string; sentAt: number }>();
+  /** Messages sent before the disk held what they promise (persist before send). */
+  const persistBreaches: string[] = [];
+  let crashesOnReply = 0;
   /** Disagreements seen by the apply hook (reported by an invariant after the event). */
   const applyViolations: string[] = [];
 
@@ -105,12 +113,26 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
           keepEntries: config.keepEntries ?? 5,
           maxSnapshotChunkBytes: config.maxSnapshotChunkBytes ?? 1024,
           ...(config.maxSizePerMsgBytes === undefined ? {} : { maxSizePerMsgBytes: config.maxSizePerMsgBytes }),
+          probe: (c, disk) =>
+            new PersistProbe(c.id, disk, {
+              breach: (message) => {
+                if (persistBreaches.length < 10) persistBreaches.push(message);
+              },
+              replyWithWriteInFlight: () => {
+                const rate = config.crashOnReplyRate ?? 0;
+                if (rate > 0 && running && rng.int(1_000_000) < rate * 1_000_000) {
+                  sim.schedule(0, () => {
+                    if (sim.host(c.id).generation === c.generation && nemesis.crash(c.id)) crashesOnReply++;
+                  });
+                }
+              },
+            }),
           onApply,
         });
         startClient(host, ctx.generation);
         return host;
       },
-      { disk: config.disk },
+      { disk: { ...config.disk, ...(config.writeLatencyMs ? { writeLatencyMs: config.writeLatencyMs } : {}) } },
     );
   }
 
@@ -155,6 +177,11 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
     'raft/applied-value-agreement',
     () => applyViolations.slice(),
     'a client value is applied at the same index everywhere, at most once',
+  );
+  registry.registerInvariant(
+    'raft/persist-before-send',
+    () => persistBreaches.slice(),
+    'an acknowledged index and a granted vote are on the sender’s disk when the message leaves',
   );
   registry.registerInvariant(
     'raft/driver-healthy',
@@ -206,6 +233,26 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
 
   let lastLeader: RaftHost | undefined;
   return {
+    livenessDetail() {
+      const l = leader();
+      if (!l) return 'no leader';
+      const raft = l.driver.node.raft;
+      const out: string[] = [];
+      for (const id of raft.voters) {
+        if (id === l.ctx.id) continue;
+        const match = raft.progress.get(id)?.match ?? 0;
+        const f = app(id);
+        const disk = f?.probe?.durableLast;
+        if (disk !== undefined && match > disk) {
+          out.push(`leader ${l.ctx.id} believes follower ${id} has ${match}, follower's disk has ${disk}`);
+        } else if (f && f.driver.appliedIndex < raft.log.committed) {
+          out.push(
+            `follower ${id} applied ${f.driver.appliedIndex} of ${raft.log.committed} (leader ${l.ctx.id} believes it has ${match})`,
+          );
+        }
+      }
+      return out.join('; ') || undefined;
+    },
     quiesce() {
       running = false;
       nemesis.stop();
@@ -261,6 +308,8 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
         snapshotsInstalled,
         'guard.oldTermCommitByCount': guards.oldTermCommitByCount,
         'guard.installSnapshot': snapshotsInstalled,
+        repliesWithWriteInFlight: ids.reduce((n, id) => n + (app(id)?.probe?.repliesWithWriteInFlight ?? 0), 0),
+        crashesOnReply,
       };
     },
   };
@@ -337,6 +386,26 @@ export const RAFT_SCENARIOS: readonly Scenario[] = [
       durationMs: { min: 200, max: 2_500 },
     },
     safetyMs: 8_000,
+  }),
+  raftScenario({
+    name: 'raft-3-slow-disk',
+    description:
+      '3 voters; slow disks (writes durable after 5–50 ms); a member is crashed right after it sends a reply while a write is in flight (30%), plus random crashes; every acknowledged index and granted vote must be on the sender’s disk.',
+    voters: 3,
+    network: { lossRate: 0.02 },
+    writeLatencyMs: { min: 5, max: 50 },
+    crashOnReplyRate: 0.3,
+    nemesis: { crashes: true, maxDown: 1 },
+  }),
+  raftScenario({
+    name: 'raft-5-slow-disk',
+    description:
+      '5 voters; slow disks (5–50 ms writes), crashes right after a reply with a write in flight (30%), leader cut-offs; persist before send checked on every message.',
+    voters: 5,
+    network: { lossRate: 0.02, reorder: true },
+    writeLatencyMs: { min: 5, max: 50 },
+    crashOnReplyRate: 0.3,
+    nemesis: { crashes: true, partitions: ['leader', 'isolate'], maxDown: 2 },
   }),
   raftScenario({
     name: 'raft-5-chaos',
