@@ -109,9 +109,12 @@ const SYMBOLIC: Record<string, number> = {
   NaN: Number.NaN,
 };
 
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
 /** An integer: a `number` when safe, a `bigint` beyond. */
 function integer(n: bigint): number | bigint {
-  return n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
+  return n >= MIN_SAFE && n <= MAX_SAFE ? Number(n) : n;
 }
 
 function gcd(a: bigint, b: bigint): bigint {
@@ -352,7 +355,12 @@ class Reader {
     if (/^[+-]?\d/.test(token)) {
       if (token.length > MAX_NUMBER_CHARS) throw new DecodeError('EDN number too long', start);
       const m = /^[+-]?\d+N?$/.exec(token);
-      if (m) return integer(BigInt(token.endsWith('N') ? token.slice(0, -1) : token));
+      if (m) {
+        const digits = token.endsWith('N') ? token.slice(0, -1) : token;
+        // A decimal integer parses exactly to a safe Number iff its value is safe.
+        const n = Number(digits);
+        return Number.isSafeInteger(n) ? n : BigInt(digits);
+      }
       const dec = /^([+-]?)(\d+)(?:\.(\d*))?(?:[eE]([+-]?\d+))?M$/.exec(token);
       if (dec) return decimal(dec[1] === '-', dec[2]!, dec[3] ?? '', Number(dec[4] ?? '0'), start);
       const f = /^[+-]?\d+(\.\d*)?([eE][+-]?\d+)?$/.exec(token);

@@ -6,8 +6,9 @@
  *   Jepsen's newer `#jepsen.history.Op{…}` records.
  * - `jepsen-log`: Porcupine's etcd logs, lines `INFO  jepsen.util - P\t:type\t:f\tvalue`.
  *   Lines without `jepsen.util - ` are ignored; a `jepsen.util` line that starts like
- *   an event (a process, then a keyword) must parse, or the file is refused. A value
- *   that is a keyword (`:timed-out`) becomes `error` with a `null` value.
+ *   an event (a process, then a keyword) must parse, or the file is refused. On a
+ *   `fail` or `info` line, a value that is a keyword (`:timed-out`) becomes `error`
+ *   with a `null` value; elsewhere a keyword is a value.
  *
  * The format is chosen by the file's structure (its first form), never by a line
  * that merely looks like a log inside a string; `format` forces one.
@@ -264,14 +265,16 @@ export function parseJepsenLog(text: string): HistoryEvent[] {
     }
     const process = Number(m[1]);
     if (!Number.isSafeInteger(process)) throw new DecodeError(`line ${n + 1}: process out of range`);
+    // On a fail or info line, a keyword (`:timed-out`) is the error; elsewhere it is a value.
+    const isError = raw instanceof Keyword && (m[2] === 'fail' || m[2] === 'info');
     const event: { -readonly [K in keyof HistoryEvent]: HistoryEvent[K] } = {
       type: m[2] as EventType,
       process,
       timeMs: events.length,
       f: m[3]!,
-      value: raw instanceof Keyword ? null : ednToValue(raw),
+      value: isError ? null : ednToValue(raw),
     };
-    if (raw instanceof Keyword) event.error = raw.name;
+    if (isError) event.error = (raw as Keyword).name;
     events.push(event);
     if (events.length > MAX_HISTORY_EVENTS) throw new DecodeError(`more than ${MAX_HISTORY_EVENTS} events`);
   }
