@@ -1,0 +1,121 @@
+/**
+ * `parley serve`: a node with its HTTP API, in the foreground until SIGINT or
+ * SIGTERM. `npm start` runs it with the defaults (HTTP on 127.0.0.1:4000,
+ * data in ./.parley).
+ */
+import { resolve } from 'node:path';
+import type { NodeOptions } from '@parley/node';
+import type { Command } from 'commander';
+import { UsageError } from '../client.js';
+import { type GlobalOptions, parseInteger } from '../context.js';
+
+export interface ServeOptions {
+  dataDir: string;
+  host: string;
+  port: string;
+  listen?: string[];
+  bootstrap?: string[];
+  pskFile?: string;
+  voters?: string;
+}
+
+/** Kept here so `parley --help` does not load the server. */
+const DEFAULT_HOST = '127.0.0.1';
+const DEFAULT_PORT = 4000;
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export function serveCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('run a node with its HTTP API (Ctrl-C stops it)')
+    .option('-d, --data-dir <dir>', 'identity, cluster key and stores', './.parley')
+    .option('--host <host>', 'HTTP address (a non-loopback one needs PARLEY_API_TOKEN)', DEFAULT_HOST)
+    .option('-p, --port <port>', 'HTTP port (0 picks a free one)', String(DEFAULT_PORT))
+    .option('--listen <multiaddr>', 'peer-to-peer listen address (repeatable; default /ip4/127.0.0.1/tcp/0)', collect)
+    .option('--bootstrap <multiaddr>', 'a peer to dial, /ip4/…/tcp/…/p2p/<peer id> (repeatable)', collect)
+    .option('--psk-file <path>', "the cluster's pre-shared key (default <data-dir>/cluster.psk, created once)")
+    .option('--voters <peer ids>', 'comma-separated Raft voters when the group first forms (default: this node alone)')
+    .action(async (opts: ServeOptions, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      await serve(opts, globals.output === 'json');
+    });
+}
+
+async function serve(opts: ServeOptions, json: boolean): Promise<void> {
+  // Loaded on demand: the other commands start without libp2p, LevelDB and fastify.
+  await import('@parley/net/polyfill');
+  const { createNode } = await import('@parley/node');
+  const { checkBind, createServer } = await import('@parley/server');
+  const token = process.env.PARLEY_API_TOKEN === '' ? undefined : process.env.PARLEY_API_TOKEN;
+  const port = parseInteger('--port', opts.port);
+  if (port < 0 || port > 65_535) throw new UsageError('--port must be in 0..65535');
+  checkBind(opts.host, token); // before any node starts
+  const dataDir = resolve(opts.dataDir);
+  const nodeOptions: NodeOptions = { dataDir };
+  if (opts.listen !== undefined) nodeOptions.listen = opts.listen;
+  if (opts.bootstrap !== undefined) nodeOptions.bootstrap = opts.bootstrap;
+  if (opts.pskFile !== undefined) nodeOptions.psk = resolve(opts.pskFile);
+  if (opts.voters !== undefined) {
+    const voters = opts.voters
+      .split(',')
+      .map((v) => v.trim())
+      .filter((v) => v !== '');
+    if (voters.length === 0) throw new UsageError('--voters needs at least one peer id');
+    nodeOptions.raft = { voters };
+  }
+
+  const node = await createNode(nodeOptions);
+  let server: import('@parley/server').ParleyServer;
+  let url: string;
+  try {
+    server = await createServer({ node, host: opts.host, port, token });
+    url = await server.listen();
+  } catch (err) {
+    await node.close();
+    throw err;
+  }
+
+  if (json) {
+    process.stdout.write(
+      `${JSON.stringify({ url, dataDir, peerId: node.peerId, addresses: node.addresses, auth: token !== undefined })}\n`,
+    );
+  } else {
+    process.stdout.write(
+      [
+        `Parley serving its HTTP API on ${url}`,
+        `  data dir  ${dataDir}`,
+        `  peer id   ${node.peerId}`,
+        `  p2p       ${node.addresses.join(' ') || '-'}`,
+        token === undefined
+          ? '  auth      none (loopback only). To require a token: PARLEY_API_TOKEN=<secret> npm start; clients send "Authorization: Bearer <secret>"'
+          : '  auth      bearer token from PARLEY_API_TOKEN',
+        `  try       curl ${url}/readyz   ·   npx parley status   ·   ${url}/openapi.json`,
+        'Ctrl-C stops it.',
+        '',
+      ].join('\n'),
+    );
+  }
+
+  await new Promise<void>((done) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) {
+        process.stderr.write(`parley: ${signal} again, exiting now\n`);
+        process.exit(1);
+      }
+      stopping = true;
+      if (!json) process.stderr.write(`parley: ${signal}, stopping\n`);
+      void (async () => {
+        try {
+          await server.close();
+        } finally {
+          await node.close();
+          done();
+        }
+      })();
+    };
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  });
+}

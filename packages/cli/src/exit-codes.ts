@@ -1,0 +1,44 @@
+/**
+ * Exit codes of `parley`, by error class: one table, read by every command.
+ * Scripts branch on these, so they never change meaning.
+ */
+export const EXIT = {
+  ok: 0,
+  /** Unexpected failure: a server-side bug, corrupt storage. */
+  failure: 1,
+  /** The request was wrong: bad flags, bad JSON, invalid argument, value too large. */
+  usage: 2,
+  /** The key (or route) does not exist, or has expired. */
+  notFound: 3,
+  /** A conditional write or a lock lost a race: version mismatch, key exists, lock held, lease lost, stale fence, namespace full. */
+  conflict: 4,
+  /** Missing or wrong PARLEY_API_TOKEN. */
+  unauthorized: 5,
+  /** Retry later: no leader, unavailable, timeout, or the server cannot be reached. */
+  unavailable: 6,
+} as const;
+
+const BY_CODE: Record<string, number> = {
+  invalid_argument: EXIT.usage,
+  decode_error: EXIT.usage,
+  value_too_large: EXIT.usage,
+  clock_drift: EXIT.usage,
+  key_not_found: EXIT.notFound,
+  not_found: EXIT.notFound,
+  key_already_exists: EXIT.conflict,
+  version_mismatch: EXIT.conflict,
+  lock_held: EXIT.conflict,
+  lease_lost: EXIT.conflict,
+  fence_stale: EXIT.conflict,
+  namespace_full: EXIT.conflict,
+  unauthorized: EXIT.unauthorized,
+  not_leader: EXIT.unavailable,
+  unavailable: EXIT.unavailable,
+  timeout: EXIT.unavailable,
+  closed: EXIT.unavailable,
+  too_many_streams: EXIT.unavailable,
+};
+
+export function exitCodeOf(errorCode: string): number {
+  return BY_CODE[errorCode] ?? EXIT.failure;
+}

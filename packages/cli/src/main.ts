@@ -1,0 +1,78 @@
+/**
+ * The `parley` command: every subcommand speaks to a node's HTTP API
+ * (`--endpoint`, default http://127.0.0.1:4000, token from PARLEY_API_TOKEN),
+ * except `serve` and `cluster up`, which start nodes. Exit codes: exit-codes.ts.
+ */
+
+import { isParleyError } from '@parley/interface';
+import { Command, CommanderError } from 'commander';
+import { ApiError, UsageError } from './client.js';
+import { clusterCommands } from './commands/cluster.js';
+import { lockCommands } from './commands/locks.js';
+import { replicatedCommands } from './commands/replicated.js';
+import { serveCommand } from './commands/serve.js';
+import { stateCommands } from './commands/state.js';
+import { statusCommand } from './commands/status.js';
+import { EXIT, exitCodeOf } from './exit-codes.js';
+
+export function buildProgram(): Command {
+  const program = new Command()
+    .name('parley')
+    .description('Replicated state for processes that share work: strong entries, locks, replicated entries.')
+    .version('0.1.0')
+    .option('--output <format>', 'json or table', 'table')
+    .option('-e, --endpoint <url>', 'the node HTTP API (default $PARLEY_ENDPOINT or http://127.0.0.1:4000)')
+    .showHelpAfterError()
+    .exitOverride();
+  stateCommands(program);
+  lockCommands(program);
+  replicatedCommands(program);
+  statusCommand(program);
+  serveCommand(program);
+  clusterCommands(program);
+  for (const command of program.commands) {
+    command.exitOverride();
+    for (const sub of command.commands) sub.exitOverride();
+  }
+  return program;
+}
+
+function wantsJson(argv: string[]): boolean {
+  const i = argv.indexOf('--output');
+  return (i >= 0 && argv[i + 1] === 'json') || argv.includes('--output=json');
+}
+
+/** Runs the command line; resolves to the exit code. */
+export async function main(argv: string[] = process.argv): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') {
+        return EXIT.ok;
+      }
+      return EXIT.usage;
+    }
+    if (err instanceof ApiError) {
+      if (wantsJson(argv)) process.stderr.write(`${JSON.stringify(err.body)}\n`);
+      else
+        process.stderr.write(
+          `error: ${err.body.status > 0 ? `${err.body.status} ` : ''}${err.body.error}: ${err.body.msg}\n`,
+        );
+      return err.exitCode;
+    }
+    if (isParleyError(err)) {
+      // From `serve` or `cluster up`, which run a node in this process.
+      process.stderr.write(`error: ${err.code}: ${err.message}\n`);
+      return exitCodeOf(err.code);
+    }
+    if (err instanceof UsageError) {
+      process.stderr.write(`error: ${err.message}\n`);
+      return EXIT.usage;
+    }
+    process.stderr.write(`error: ${(err as Error).stack ?? String(err)}\n`);
+    return EXIT.failure;
+  }
+}

@@ -1,0 +1,47 @@
+/** Query-string helpers shared by the namespace routes (values arrive as text, already schema-checked). */
+import type { ListQuery } from '@parley/node';
+import { HttpError } from '../errors.js';
+
+export interface ListQueryText {
+  q?: string;
+  filter?: string;
+  sort_by?: 'key' | 'created_at' | 'updated_at';
+  sort_order?: 'asc' | 'desc';
+  limit?: string;
+  cursor?: string;
+  watch?: 'true' | 'false';
+  prefix?: string;
+  from_revision?: string;
+}
+
+export const MAX_LIST_LIMIT = 1000;
+
+export function intInRange(name: string, text: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new HttpError('invalid_argument', `${name} must be an integer in ${min}..${max}`);
+  }
+  return n;
+}
+
+/** The listing grammar of seed 000 (q, filter, sort_by, sort_order, limit, cursor). */
+export function listQueryOf(query: ListQueryText): ListQuery {
+  if (query.prefix !== undefined || query.from_revision !== undefined) {
+    throw new HttpError('invalid_argument', 'prefix and from_revision apply to watch=true only');
+  }
+  const out: ListQuery = {};
+  if (query.q !== undefined) out.q = query.q;
+  if (query.filter !== undefined) out.filter = query.filter;
+  if (query.sort_by !== undefined) out.sortBy = query.sort_by;
+  if (query.sort_order !== undefined) out.sortOrder = query.sort_order;
+  if (query.limit !== undefined) out.limit = intInRange('limit', query.limit, 1, MAX_LIST_LIMIT);
+  if (query.cursor !== undefined) out.cursor = query.cursor;
+  return out;
+}
+
+/** A watch takes only prefix and a resume point. */
+export function checkWatchQuery(query: ListQueryText): void {
+  for (const name of ['q', 'filter', 'sort_by', 'sort_order', 'limit', 'cursor'] as const) {
+    if (query[name] !== undefined) throw new HttpError('invalid_argument', `${name} does not apply to watch=true`);
+  }
+}

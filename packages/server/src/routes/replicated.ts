@@ -1,0 +1,183 @@
+/**
+ * Eventual (CRDT) entries: /api/v1/replicated/{ns}/{key}. Accepted locally
+ * even offline, spread by gossip; `consistency=majority` also waits for a
+ * majority of known replicas. Same envelope and entry shape as the strong side.
+ */
+import { KeyNotFoundError } from '@parley/interface';
+import type { Consistency, EventualChange, JsonValue } from '@parley/node';
+import type { FastifyInstance } from 'fastify';
+import { sendOk } from '../envelope.js';
+import { HttpError } from '../errors.js';
+import {
+  commonErrors,
+  entrySchema,
+  listQuery,
+  nsKeyParams,
+  nsParams,
+  okEnvelope,
+  replicatedIncrementBody,
+  replicatedReadQuery,
+  replicatedSetBody,
+} from '../schemas.js';
+import { wireEntry } from '../wire.js';
+import { checkWatchQuery, type ListQueryText, listQueryOf } from './query.js';
+import type { RouteDeps } from './types.js';
+import { openWatch } from './watch.js';
+
+const BASE = '/api/v1/replicated';
+const tags = ['replicated'];
+
+interface NsKey {
+  ns: string;
+  key: string;
+}
+
+export function registerReplicatedRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  const { node } = deps;
+
+  app.post(
+    `${BASE}/:ns/:key`,
+    {
+      schema: {
+        tags,
+        summary: 'Set a last-writer-wins entry (201 when this replica had no live entry)',
+        params: nsKeyParams,
+        body: replicatedSetBody,
+        response: {
+          200: okEnvelope(entrySchema, 'Updated'),
+          201: okEnvelope(entrySchema, 'Created'),
+          ...commonErrors,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { ns, key } = request.params as NsKey;
+      const body = request.body as { value: JsonValue; ttl_seconds?: number; consistency?: Consistency };
+      const namespace = node.eventual(ns);
+      const before = await namespace.get(key);
+      const entry = await namespace.set(key, body.value, { ttl: body.ttl_seconds, consistency: body.consistency });
+      const operation = before === undefined ? 'created' : 'updated';
+      return sendOk(reply, operation === 'created' ? 201 : 200, wireEntry(entry, operation));
+    },
+  );
+
+  app.post(
+    `${BASE}/:ns/:key/increment`,
+    {
+      schema: {
+        tags,
+        summary: 'Add to a PN-counter entry (by defaults to 1; negative decrements)',
+        params: nsKeyParams,
+        body: replicatedIncrementBody,
+        response: { 200: okEnvelope(entrySchema, 'The counter after the change'), ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      const { ns, key } = request.params as NsKey;
+      const body = (request.body ?? {}) as { by?: number; ttl_seconds?: number; consistency?: Consistency };
+      const entry = await node
+        .eventual(ns)
+        .increment(key, body.by ?? 1, { ttl: body.ttl_seconds, consistency: body.consistency });
+      return sendOk(reply, 200, wireEntry(entry));
+    },
+  );
+
+  app.get(
+    `${BASE}/:ns/:key`,
+    {
+      schema: {
+        tags,
+        summary: "Read this replica's entry (consistency=majority merges a majority's)",
+        params: nsKeyParams,
+        querystring: replicatedReadQuery,
+        response: { 200: okEnvelope(entrySchema, 'The entry'), ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      const { ns, key } = request.params as NsKey;
+      const query = request.query as { consistency?: Consistency };
+      const entry = await node.eventual(ns).get(key, { consistency: query.consistency });
+      if (entry === undefined) throw new KeyNotFoundError(ns, key);
+      return sendOk(reply, 200, wireEntry(entry));
+    },
+  );
+
+  app.delete(
+    `${BASE}/:ns/:key`,
+    {
+      schema: {
+        tags,
+        summary: 'Delete an entry (a tombstone that replicates)',
+        params: nsKeyParams,
+        querystring: replicatedReadQuery,
+        response: {
+          200: okEnvelope(
+            { type: 'object', properties: { namespace: { type: 'string' }, key: { type: 'string' }, deleted: {} } },
+            'Deleted',
+          ),
+          ...commonErrors,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { ns, key } = request.params as NsKey;
+      const query = request.query as { consistency?: Consistency };
+      const deleted = await node.eventual(ns).delete(key, { consistency: query.consistency });
+      if (!deleted) throw new KeyNotFoundError(ns, key);
+      return sendOk(reply, 200, { namespace: ns, key, deleted: true });
+    },
+  );
+
+  app.get(
+    `${BASE}/:ns`,
+    {
+      schema: {
+        tags,
+        summary: "List this replica's live entries, or watch=true for server-sent events of every change",
+        params: nsParams,
+        querystring: listQuery,
+        response: {
+          200: okEnvelope(
+            {
+              type: 'object',
+              properties: {
+                namespace: { type: 'string' },
+                items: { type: 'array', items: entrySchema },
+                next_cursor: { type: 'string', nullable: true },
+              },
+            },
+            'A page of entries (or a text/event-stream with watch=true)',
+          ),
+          ...commonErrors,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { ns } = request.params as { ns: string };
+      const query = request.query as ListQueryText;
+      if (query.watch === 'true') {
+        checkWatchQuery(query);
+        if (query.from_revision !== undefined) {
+          throw new HttpError('invalid_argument', 'replicated watches have no revisions: list, then watch');
+        }
+        return openWatch(request, reply, deps, (emit) =>
+          node.eventual(ns).watch({ prefix: query.prefix }, (change: EventualChange) =>
+            emit(change.type, {
+              namespace: change.namespace,
+              key: change.key,
+              type: change.type,
+              origin: change.origin,
+              entry: change.entry === undefined ? null : wireEntry(change.entry),
+            }),
+          ),
+        );
+      }
+      const page = await node.eventual(ns).list(listQueryOf(query));
+      return sendOk(reply, 200, {
+        namespace: ns,
+        items: page.items.map((e) => wireEntry(e)),
+        next_cursor: page.nextCursor,
+      });
+    },
+  );
+}

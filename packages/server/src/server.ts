@@ -1,0 +1,149 @@
+/**
+ * createServer(): the HTTP door of a Parley node. Fastify with route schemas
+ * (validation and /openapi.json), the seed-000 envelope, bearer-token auth,
+ * Prometheus metrics and server-sent-event watches.
+ */
+import swagger from '@fastify/swagger';
+import type { ParleyNode } from '@parley/node';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import { bearerChecker, checkBind, PUBLIC_PATHS } from './auth.js';
+import { HttpError, type RequestTarget, toErrorEnvelope } from './errors.js';
+import { ServerMetrics } from './metrics.js';
+import { registerCoordinationRoutes } from './routes/coordination.js';
+import { registerLockRoutes } from './routes/locks.js';
+import { registerOpsRoutes } from './routes/ops.js';
+import { registerReplicatedRoutes } from './routes/replicated.js';
+import { registerStateRoutes } from './routes/state.js';
+import type { RouteDeps } from './routes/types.js';
+import { DEFAULT_SSE_LIMITS, type SseLimits, type SseStream } from './sse.js';
+
+/** The value limit is 1 MiB of canonical JSON; the body may wrap it with a few fields and escapes. */
+export const DEFAULT_BODY_LIMIT_BYTES = 1_048_576 + 64 * 1024;
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 4000;
+export const DEFAULT_MAX_WATCH_STREAMS = 256;
+
+export interface ServerOptions {
+  node: ParleyNode;
+  /** Default 127.0.0.1. A non-loopback host requires `token`. */
+  host?: string;
+  /** Default 4000; 0 picks a free port. */
+  port?: number;
+  /** Bearer token every API call must present (the CLI reads PARLEY_API_TOKEN). */
+  token?: string;
+  bodyLimitBytes?: number;
+  maxWatchStreams?: number;
+  sse?: Partial<SseLimits>;
+  /** Process metrics (CPU, memory, event loop) beside the node's; default true. */
+  defaultMetrics?: boolean;
+  /** Fastify's logger option; default off. */
+  logger?: boolean;
+}
+
+export interface ParleyServer {
+  readonly app: FastifyInstance;
+  readonly metrics: ServerMetrics;
+  /** Starts listening; resolves to the base URL (http://host:port). */
+  listen(): Promise<string>;
+  /** Ends watch streams and stops the server. Does not close the node. */
+  close(): Promise<void>;
+}
+
+export async function createServer(options: ServerOptions): Promise<ParleyServer> {
+  const host = options.host ?? DEFAULT_HOST;
+  const port = options.port ?? DEFAULT_PORT;
+  checkBind(host, options.token);
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+    // Request bodies are checked as sent: no coercion, no silently dropped fields.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 4096, ignoreTrailingSlash: false },
+    // Errors raised before routing (a malformed URL, say) get the envelope too.
+    frameworkErrors: (err, _request, reply) => {
+      const { envelope, headers } = toErrorEnvelope(err, {});
+      const raw = reply as unknown as FastifyReply;
+      void raw.code(envelope.status).headers(headers).send(envelope);
+    },
+  });
+  // Responses are plain JSON.stringify: the response schemas document, they never strip or fail.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  const metrics = new ServerMetrics(options.node.events, { defaultMetrics: options.defaultMetrics });
+  const streams = new Set<SseStream>();
+  const deps: RouteDeps = {
+    node: options.node,
+    metrics,
+    streams,
+    maxWatchStreams: options.maxWatchStreams ?? DEFAULT_MAX_WATCH_STREAMS,
+    sse: { ...DEFAULT_SSE_LIMITS, ...options.sse },
+  };
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Parley HTTP API',
+        version: '0.1.0',
+        description:
+          'Strong (Raft) state, locks, claims and leases, and replicated (CRDT) entries of a Parley node. ' +
+          'Every response is an envelope: {status, msg, data} on success, {status, msg, error} on failure.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: options.token === undefined ? [] : [{ bearer: [] }],
+    },
+  });
+
+  if (options.token !== undefined) {
+    const check = bearerChecker(options.token);
+    app.addHook('onRequest', async (request) => {
+      const path = request.url.split('?', 1)[0]!;
+      if (!PUBLIC_PATHS.has(path)) check(request.headers.authorization);
+    });
+  }
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+  });
+
+  app.setErrorHandler(async (err, request, reply) => {
+    const params = (request.params ?? {}) as RequestTarget & { ns?: string };
+    const target: RequestTarget = { namespace: params.ns, key: params.key };
+    const { envelope, headers, unexpected } = toErrorEnvelope(err, target);
+    if (unexpected) request.log.error({ err }, 'unexpected error');
+    return reply.code(envelope.status).headers(headers).send(envelope);
+  });
+
+  app.setNotFoundHandler(async (request) => {
+    throw new HttpError('not_found', `no route for ${request.method} ${request.url.split('?', 1)[0]}`);
+  });
+
+  registerStateRoutes(app, deps);
+  registerLockRoutes(app, deps);
+  registerCoordinationRoutes(app, deps);
+  registerReplicatedRoutes(app, deps);
+  registerOpsRoutes(app, deps);
+
+  app.addHook('preClose', async () => {
+    for (const stream of [...streams]) stream.close();
+  });
+
+  return {
+    app,
+    metrics,
+    async listen() {
+      await app.listen({ host, port });
+      const address = app.server.address();
+      const actualPort = typeof address === 'object' && address !== null ? address.port : port;
+      const shownHost = host.includes(':') ? `[${host}]` : host;
+      return `http://${shownHost}:${actualPort}`;
+    },
+    async close() {
+      await app.close();
+      metrics.close();
+    },
+  };
+}

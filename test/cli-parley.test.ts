@@ -1,0 +1,274 @@
+/**
+ * The real `parley` binary against a real server: `--output json` shapes,
+ * table output, and exit codes by error class. Then `parley serve` and
+ * `parley cluster up` as child processes, stopped by SIGINT.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, PARLEY_BIN, parley, type Started, startParley } from './http-harness.js';
+
+let p: Started;
+let env: Record<string, string>;
+const cli = (...args: string[]) => parley(args, env);
+const json = async (...args: string[]) => {
+  const r = await cli('--output', 'json', ...args);
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout);
+};
+
+beforeAll(async () => {
+  p = await startParley();
+  env = { PARLEY_ENDPOINT: p.url };
+});
+afterAll(async () => {
+  await p?.close();
+});
+
+describe('parley distributed-state', () => {
+  it('json shapes of set, get, list, delete', async () => {
+    const set = await json('distributed-state', 'set', '-n', 'c1', '-k', 'a', '-v', '{"x":1}', '-t', '60');
+    expect(Object.keys(set).sort()).toEqual(
+      [
+        'created_at',
+        'expires_at',
+        'key',
+        'namespace',
+        'operation',
+        'ttl_seconds',
+        'updated_at',
+        'value',
+        'version',
+      ].sort(),
+    );
+    expect(set).toMatchObject({ namespace: 'c1', key: 'a', value: { x: 1 }, ttl_seconds: 60, operation: 'created' });
+    const get = await json('state', 'get', '-n', 'c1', '-k', 'a');
+    expect(get).toMatchObject({ version: set.version, value: { x: 1 } });
+    expect(get.operation).toBeUndefined();
+    await json('distributed-state', 'set', '-n', 'c1', '-k', 'b', '-v', '"two"');
+    const page = await json('distributed-state', 'list', '-n', 'c1', '-l', '1', '--sort-by', 'key');
+    expect(page.items.map((e: { key: string }) => e.key)).toEqual(['a']);
+    expect(typeof page.next_cursor).toBe('string');
+    const next = await json(
+      'distributed-state',
+      'list',
+      '-n',
+      'c1',
+      '-l',
+      '1',
+      '--sort-by',
+      'key',
+      '--cursor',
+      page.next_cursor,
+    );
+    expect(next.items.map((e: { key: string }) => e.key)).toEqual(['b']);
+    expect(await json('distributed-state', 'delete', '-n', 'c1', '-k', 'b')).toEqual({
+      namespace: 'c1',
+      key: 'b',
+      deleted: true,
+    });
+  });
+
+  it('table output for a person', async () => {
+    const list = await cli('distributed-state', 'list', '-n', 'c1');
+    expect(list.code).toBe(0);
+    expect(list.stdout.split('\n')[0]).toMatch(/^KEY\s+VERSION\s+UPDATED\s+EXPIRES\s+VALUE$/);
+    expect(list.stdout).toContain('{"x":1}');
+    const get = await cli('distributed-state', 'get', '-n', 'c1', '-k', 'a');
+    expect(get.stdout).toMatch(/^FIELD\s+VALUE\n/);
+  });
+
+  it('exit codes follow the error class', async () => {
+    const notFound = await cli('distributed-state', 'get', '-n', 'c1', '-k', 'missing');
+    expect(notFound.code).toBe(3);
+    const conflict = await cli('distributed-state', 'set', '-n', 'c1', '-k', 'a', '-v', '1', '--if-not-exists');
+    expect(conflict.code).toBe(4);
+    const badJson = await cli('distributed-state', 'set', '-n', 'c1', '-k', 'a', '-v', 'not json');
+    expect(badJson.code).toBe(2);
+    const badTtl = await cli('distributed-state', 'set', '-n', 'c1', '-k', 'a', '-v', '1', '-t', '0');
+    expect(badTtl.code).toBe(2);
+    expect(badTtl.stderr).toContain('400 invalid_argument');
+    const missingFlag = await cli('distributed-state', 'get', '-n', 'c1');
+    expect(missingFlag.code).toBe(2);
+    const unknown = await cli('distributed-state', 'frobnicate');
+    expect(unknown.code).toBe(2);
+    const badOutput = await cli('--output', 'yaml', 'distributed-state', 'get', '-n', 'c1', '-k', 'a');
+    expect(badOutput.code).toBe(2);
+    const unreachable = await parley(['distributed-state', 'get', '-n', 'c1', '-k', 'a'], {
+      PARLEY_ENDPOINT: 'http://127.0.0.1:1',
+    });
+    expect(unreachable.code).toBe(6);
+    expect(unreachable.stderr).toContain('cannot reach');
+    const help = await cli('--help');
+    expect(help.code).toBe(0);
+    // nothing above changed the entry
+    expect((await json('distributed-state', 'get', '-n', 'c1', '-k', 'a')).value).toEqual({ x: 1 });
+  });
+
+  it('--endpoint overrides PARLEY_ENDPOINT; errors in json mode are the envelope on stderr', async () => {
+    const r = await parley(
+      ['--output', 'json', '--endpoint', p.url, 'distributed-state', 'get', '-n', 'c1', '-k', 'nope'],
+      {
+        PARLEY_ENDPOINT: 'http://127.0.0.1:1',
+      },
+    );
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stderr)).toEqual({ status: 404, msg: expect.any(String), error: 'key_not_found' });
+    expect(r.stdout).toBe('');
+  });
+});
+
+describe('parley replicated and status', () => {
+  it('set, increment, get, list, delete', async () => {
+    const set = await json('replicated', 'set', '-n', 'r1', '-k', 'flag', '-v', 'true');
+    expect(set).toMatchObject({ namespace: 'r1', key: 'flag', value: true, operation: 'created' });
+    expect((await json('replicated', 'increment', '-n', 'r1', '-k', 'hits', '-b', '5')).value).toBe(5);
+    expect((await json('replicated', 'increment', '-n', 'r1', '-k', 'hits', '-b', '-2')).value).toBe(3);
+    expect((await json('replicated', 'get', '-n', 'r1', '-k', 'hits')).value).toBe(3);
+    const list = await json('replicated', 'list', '-n', 'r1');
+    expect(list.items.map((e: { key: string }) => e.key).sort()).toEqual(['flag', 'hits']);
+    await json('replicated', 'delete', '-n', 'r1', '-k', 'flag');
+    expect((await cli('replicated', 'get', '-n', 'r1', '-k', 'flag')).code).toBe(3);
+  });
+
+  it('status names the node, its data dir and the Raft leader', async () => {
+    const status = await json('status');
+    expect(status.node.peerId).toBe(p.node.peerId);
+    expect(status.node.dataDir).toBe(p.dataDir);
+    expect(status.cluster.leader).toBe(p.node.peerId);
+    const table = await cli('status');
+    expect(table.stdout).toContain(`peer id   ${p.node.peerId}`);
+  });
+});
+
+// ---------------------------------------------------------------- serve and cluster up
+
+function waitLine(child: ChildProcess, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no line within ${timeoutMs} ms`)), timeoutMs);
+    createInterface({ input: child.stdout! }).once('line', (line) => {
+      clearTimeout(timer);
+      resolve(line);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before printing`));
+    });
+  });
+}
+
+function waitExit(child: ChildProcess, timeoutMs: number): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`did not exit within ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
+async function freePorts(n: number): Promise<number> {
+  // A run of n consecutive free ports: start from one the kernel hands out, check the next ones.
+  const probe = (port: number) =>
+    new Promise<ReturnType<typeof createNetServer> | undefined>((r) => {
+      const s = createNetServer();
+      s.once('error', () => r(undefined));
+      s.listen(port, '127.0.0.1', () => r(s));
+    });
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const first = await probe(0);
+    if (first === undefined) continue;
+    const base = (first.address() as { port: number }).port;
+    await new Promise((r) => first.close(r));
+    if (base + n > 65_535) continue;
+    const servers: ReturnType<typeof createNetServer>[] = [];
+    let ok = true;
+    for (let i = 0; i < n && ok; i++) {
+      const s = await probe(base + i);
+      ok = s !== undefined;
+      if (s !== undefined) servers.push(s);
+    }
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+    if (ok) return base;
+  }
+  throw new Error('no free port range');
+}
+
+describe('parley serve', () => {
+  it('serves, prints where, and stops cleanly on SIGINT', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'parley-serve-'));
+    const child = spawn(process.execPath, [PARLEY_BIN, '--output', 'json', 'serve', '--port', '0', '--data-dir', dir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, PARLEY_API_TOKEN: '' },
+    });
+    try {
+      const ready = JSON.parse(await waitLine(child, 30_000));
+      expect(ready).toMatchObject({ dataDir: dir, auth: false });
+      expect((await api(ready.url, 'GET', '/healthz')).status).toBe(200);
+      const set = await api(ready.url, 'POST', '/api/v1/distributed-state/s/k', { body: { value: 1 } });
+      expect(set.status).toBe(201);
+      child.kill('SIGINT');
+      expect(await waitExit(child, 15_000)).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a non-loopback bind without a token (exit 2), before starting a node', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'parley-serve-'));
+    try {
+      const r = await parley(['serve', '--host', '0.0.0.0', '--port', '0', '--data-dir', join(dir, 'd')]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('PARLEY_API_TOKEN');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('parley cluster up', () => {
+  it('starts 3 voters, prints their endpoints, and Ctrl-C stops them all', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'parley-cluster-'));
+    const http = await freePorts(3);
+    const p2p = await freePorts(3);
+    const child = spawn(
+      process.execPath,
+      [
+        ...[PARLEY_BIN, '--output', 'json', 'cluster', 'up', '-n', '3', '--dir', dir],
+        ...['--base-port', String(http), '--p2p-base-port', String(p2p)],
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PARLEY_API_TOKEN: '' } },
+    );
+    const stderr: string[] = [];
+    child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()));
+    try {
+      const line = JSON.parse(await waitLine(child, 60_000));
+      expect(line.nodes).toHaveLength(3);
+      const urls = line.nodes.map((n: { url: string }) => n.url);
+      expect(urls).toEqual([0, 1, 2].map((i) => `http://127.0.0.1:${http + i}`));
+      for (const url of urls) expect((await api(url, 'GET', '/healthz')).status).toBe(200);
+      // One strong write through any node, read back through another.
+      const set = await api(urls[1], 'POST', '/api/v1/distributed-state/demo/k', { body: { value: 'v' } });
+      expect(set.status, JSON.stringify(set.body)).toBe(201);
+      const get = await api(urls[2], 'GET', '/api/v1/distributed-state/demo/k');
+      expect((get.body.data as { value: unknown }).value).toBe('v');
+      child.kill('SIGINT');
+      expect(await waitExit(child, 30_000)).toBe(0);
+      for (const n of line.nodes as Array<{ pid: number }>) {
+        expect(() => process.kill(n.pid, 0)).toThrow();
+      }
+    } finally {
+      child.kill('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
