@@ -251,6 +251,11 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
     return this.store.collect(this.replica);
   }
 
+  /** Resolves once everything `source` has pending is durable (rich values commit through this). */
+  commitTo(source: CommitSource): Promise<void> {
+    return this.commitQueue.commit(source);
+  }
+
   /** Resolves once everything applied so far is durable. */
   durable(): Promise<void> {
     return this.commitQueue.commit(this);
@@ -495,8 +500,10 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
     this.expiryTimer?.();
     this.gcTimer?.();
     this.replication.stop();
+    this.rich?.stop();
     await this.ready.catch(() => {});
     if (this.store.hasPending) await this.commitQueue.commit(this).catch(() => {});
+    if (this.rich) await this.commitQueue.commit(this.rich).catch(() => {});
     this.feed.close();
   }
 

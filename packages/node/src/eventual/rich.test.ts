@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { eventually, memoryCluster, settle } from '../testkit.js';
+
+describe('rich values', () => {
+  it('Yjs documents edited offline on two nodes converge on reconnect, and persist', async () => {
+    const c = memoryCluster();
+    const a = await c.start('a');
+    const b = await c.start('b');
+    const ya = await a.eventual('docs').yjs('notes');
+    const yb = await b.eventual('docs').yjs('notes');
+    ya.getText('t').insert(0, 'hello');
+    await eventually(() => yb.getText('t').toString() === 'hello');
+    c.network.partition(['a'], ['b']);
+    ya.getText('t').insert(5, ' world');
+    yb.getText('t').insert(0, '>> ');
+    yb.getMap('m').set('k', 1);
+    await settle();
+    expect(ya.getText('t').toString()).toBe('hello world');
+    c.network.heal();
+    await eventually(
+      () => ya.getText('t').toString() === '>> hello world' && yb.getText('t').toString() === '>> hello world',
+    );
+    expect(ya.getMap('m').get('k')).toBe(1);
+    await settle();
+    await c.stop('a');
+    const a2 = await c.start('a');
+    const again = await a2.eventual('docs').yjs('notes');
+    expect(again.getText('t').toString()).toBe('>> hello world');
+    await Promise.all([a2.close(), b.close()]);
+  });
+
+  it('Automerge documents edited offline on two nodes converge on reconnect, and persist', async () => {
+    const c = memoryCluster();
+    const a = await c.start('a');
+    const b = await c.start('b');
+    const ha = await a.eventual('docs').automerge<{ items: string[]; n?: number; m?: number }>('list');
+    const hb = await b.eventual('docs').automerge<{ items: string[]; n?: number; m?: number }>('list');
+    await ha.change((d) => {
+      d.items = ['x'];
+    });
+    await eventually(() => hb.doc().items?.length === 1);
+    const seen: number[] = [];
+    ha.onChange((d) => seen.push(d.items.length));
+    c.network.partition(['a'], ['b']);
+    await ha.change((d) => {
+      d.items.push('from-a');
+      d.n = 1;
+    });
+    await hb.change((d) => {
+      d.items.push('from-b');
+      d.m = 2;
+    });
+    c.network.heal();
+    await eventually(() => ha.doc().items.length === 3 && hb.doc().items.length === 3);
+    expect(ha.doc()).toEqual(hb.doc());
+    expect(ha.doc()).toMatchObject({ n: 1, m: 2 });
+    expect(seen.at(-1)).toBe(3);
+    await c.stop('b');
+    const b2 = await c.start('b');
+    const again = await b2.eventual('docs').automerge<{ items: string[] }>('list');
+    expect(again.doc().items).toHaveLength(3);
+    await Promise.all([a.close(), b2.close()]);
+  });
+
+  it('a node that opens a document later pulls it from its peers', async () => {
+    const c = memoryCluster();
+    const a = await c.start('a');
+    const b = await c.start('b');
+    const ya = await a.eventual('late').yjs('d');
+    ya.getArray<number>('xs').push([1, 2, 3]);
+    const ha = await a.eventual('late').automerge<{ v?: number }>('am');
+    await ha.change((d) => {
+      d.v = 7;
+    });
+    await settle();
+    const yb = await b.eventual('late').yjs('d');
+    const hb = await b.eventual('late').automerge<{ v?: number }>('am');
+    await eventually(() => yb.getArray('xs').length === 3 && hb.doc().v === 7);
+    await Promise.all([a.close(), b.close()]);
+  });
+});
