@@ -211,6 +211,15 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
     return this.options.incarnations && lastContactMs !== null && now - lastContactMs > this.options.tombstoneGraceMs;
   }
 
+  /**
+   * Applies the incarnation rule before anything of this replica's state is
+   * used with a peer or extended by a write: checked at every local write,
+   * every anti-entropy round, every request served and every gossip received.
+   */
+  checkIncarnation(): void {
+    if (this.outOfContact(this.now())) this.reincarnate();
+  }
+
   /** Discards the local state and continues under a new replica id (the incarnation rule). */
   reincarnate(): void {
     const incarnation = this.store.meta.incarnation + 1;
@@ -224,6 +233,7 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
     this.store.setMeta({ ...this.store.meta, incarnation, lastContactMs: null });
     this.replica = this.newReplica(incarnation);
     this.counters.incarnations++;
+    this.replication.dropOutbox();
     for (const [key] of before) this.feed.emit({ namespace: this.name, key, type: 'expire', origin: 'local' });
     this.commitQueue.commit(this).catch(() => {});
   }
@@ -271,6 +281,7 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
     const consistency = checkConsistency(options?.consistency);
     const timeoutMs = checkTimeout(options?.timeoutMs);
     await this.ensureOpen();
+    this.checkIncarnation();
     const now = this.now();
     const wasLive = this.feed.active && this.replica.get(key, now) !== undefined;
     const delta = op(this.replica, now);

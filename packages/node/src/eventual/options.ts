@@ -54,7 +54,7 @@ export function resolveEventualOptions(o: EventualOptions = {}): ResolvedEventua
     maxValueBytes: int('maxValueBytes', o.maxValueBytes, 1_048_576, 1, 64 * 1_048_576),
     maxLiveKeys: int('maxLiveKeys', o.maxLiveKeys, 10_000, 1, 100_000_000),
     maxClockDriftMs: int('maxClockDriftMs', o.maxClockDriftMs, 60_000, 0, 86_400_000),
-    defaultTtlSeconds: int('defaultTtlSeconds', o.defaultTtlSeconds, 3600, 1, maxTtlSeconds),
+    defaultTtlSeconds: int('defaultTtlSeconds', o.defaultTtlSeconds, Math.min(3600, maxTtlSeconds), 1, maxTtlSeconds),
     maxTtlSeconds,
     tombstoneGraceMs: int('tombstoneGraceMs', o.tombstoneGraceMs, maxTtlSeconds * 1000, 0, Number.MAX_SAFE_INTEGER),
     gossipDelayMs: int('gossipDelayMs', o.gossipDelayMs, 2, 0, 10_000),

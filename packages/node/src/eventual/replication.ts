@@ -97,6 +97,12 @@ export class Replicator {
 
   // ---------------------------------------------------------------- gossip out
 
+  /** Forgets unsent gossip (a new incarnation must not send the old one's writes). */
+  dropOutbox(): void {
+    this.outbox = [];
+    this.outboxBytes = 0;
+  }
+
   /** Queues a durable local delta for the next gossip message. */
   gossip(delta: Uint8Array): void {
     if (this.stopped) return;
@@ -165,6 +171,7 @@ export class Replicator {
     this.ns.counters.gossipBytesIn += msg.length;
     this.ns.ctx.events.emit('gossip:bytes', { direction: 'in', bytes: msg.length, namespace: this.ns.name });
     if (this.ns.isClosed) return;
+    this.ns.checkIncarnation();
     let parts: Uint8Array[];
     try {
       if (msg.length > this.ns.options.maxGossipBytes + this.ns.options.maxValueBytes) {
@@ -197,6 +204,7 @@ export class Replicator {
       throw err;
     }
     this.noteReplica(from);
+    this.ns.checkIncarnation();
     if (req.tag === TAG_PULL) {
       let digest: ReturnType<typeof decodeDigest>;
       try {
@@ -247,7 +255,7 @@ export class Replicator {
   /** One pull round with `peer`: send our digest, merge what we lack. Never throws. */
   async antiEntropyWith(peer: PeerId): Promise<number> {
     if (this.stopped || this.aeInFlight.has(peer) || peer === this.ns.ctx.peerId) return 0;
-    if (this.ns.outOfContact(this.ns.now())) this.ns.reincarnate();
+    this.ns.checkIncarnation();
     this.aeInFlight.add(peer);
     try {
       const digest = encodeDigest(this.ns.replica.digest());
