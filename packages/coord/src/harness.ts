@@ -6,7 +6,7 @@
 import { InvalidArgumentError } from '@parley/interface';
 import { unwrap } from './client.js';
 import { encodeCommand } from './codec.js';
-import { CoordStateMachine } from './state-machine.js';
+import { CoordStateMachine, MAX_TIME_MS } from './state-machine.js';
 import type { ApplyOutput, Command, CommandResult, CoordConfig, Operation, OpResult } from './types.js';
 
 export interface SessionRef {
@@ -27,7 +27,12 @@ export class CoordHarness {
     startMs = 1_700_000_000_000,
     readonly viaCodec = false,
   ) {
-    this.sm = new CoordStateMachine(config);
+    // Tests move the leader clock in large steps on purpose: unless a test sets
+    // maxTimeStepMs itself, the harness lets one command move time any distance.
+    this.sm = new CoordStateMachine({
+      ...config,
+      limits: { maxTimeStepMs: MAX_TIME_MS, ...(config.limits ?? {}) },
+    });
     this.nowMs = startMs;
   }
 

@@ -98,7 +98,9 @@ function canon(value: unknown, depth: number): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, i] of order) {
     const c = changed?.[i] ?? obj[key];
-    if (c !== undefined) out[key] = c;
+    // defineProperty, not assignment: `out.__proto__ = c` would set the prototype and drop the key.
+    if (c !== undefined)
+      Object.defineProperty(out, key, { value: c, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

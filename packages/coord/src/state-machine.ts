@@ -182,9 +182,13 @@ export class CoordStateMachine {
   constructor(config: CoordConfig = {}) {
     this.versionKey = config.versionKey ?? '';
     this.limits = Object.freeze({ ...DEFAULT_LIMITS, ...(config.limits ?? {}) });
+    checkIntInRange('maxTimeStepMs', this.limits.maxTimeStepMs, 1, MAX_TIME_MS);
   }
 
-  /** State-machine time: the largest command stamp applied so far. */
+  /**
+   * State-machine time: the largest command stamp applied so far, except that
+   * one command advances it by at most `limits.maxTimeStepMs`.
+   */
   get timeMs(): number {
     return this.nowMs;
   }
@@ -240,7 +244,11 @@ export class CoordStateMachine {
     }
     this.lastIndex = position.index;
     this.lastTerm = position.term;
-    if (stamp !== undefined && stamp > this.nowMs) this.nowMs = stamp;
+    if (stamp !== undefined && stamp > this.nowMs) {
+      // The first stamped command sets the clock; after that one command moves it at most
+      // maxTimeStepMs, so a leader whose clock stepped ahead cannot expire everything at once.
+      this.nowMs = this.nowMs === 0 ? stamp : Math.min(stamp, this.nowMs + this.limits.maxTimeStepMs);
+    }
   }
 
   private applyCommand(command: Command): CommandResult {
@@ -385,7 +393,8 @@ export class CoordStateMachine {
       case 'lock_list': {
         const namespace = checkNamespace(this.limits, op.namespace);
         const slots = this.locks.get(namespace);
-        if (slots) for (const key of [...slots.keys()]) this.normalizedSlot(namespace, key);
+        // Key order: deliveries must come out the same on a replica restored from a snapshot.
+        if (slots) for (const key of [...slots.keys()].sort()) this.normalizedSlot(namespace, key);
         return this.readLockList(namespace, now);
       }
       default:
@@ -929,7 +938,9 @@ export class CoordStateMachine {
     if (!slot.holder) {
       while (slot.waiters.length > 0) {
         const w = slot.waiters.shift() as LockWaiter;
-        if (w.waitDeadlineAt < slot.freeSince) {
+        // Judged against now, not freeSince: a waiter whose wait has ended has given up,
+        // and granting it would leave a ghost holder for a whole lock TTL.
+        if (w.waitDeadlineAt <= now) {
           this.deliver(w.clientId, w.seq, this.fail(this.waitTimeout(namespace, key, slot)));
           continue;
         }
@@ -1055,7 +1066,7 @@ export class CoordStateMachine {
     if (!slot) {
       let slots = this.locks.get(namespace);
       if (slots && slots.size >= this.limits.maxLocksPerNamespace) {
-        for (const k of [...slots.keys()]) this.normalizedSlot(namespace, k);
+        for (const k of [...slots.keys()].sort()) this.normalizedSlot(namespace, k);
         slots = this.locks.get(namespace);
         if (slots && slots.size >= this.limits.maxLocksPerNamespace) {
           throw new NamespaceFullError(namespace, this.limits.maxLocksPerNamespace);

@@ -270,6 +270,17 @@ export interface CoordLimits {
   maxListLimit: number;
   /** A list page stops before its values pass this size, after at least one item (8 MiB). */
   maxListPageBytes: number;
+  /**
+   * Furthest one command may move state-machine time forward (5,000 ms). A
+   * command stamped later than time + this moves time by exactly this much, so
+   * a leader whose clock stepped ahead expires at most what falls due within
+   * the step. The default is five election timeouts of the node's default
+   * Raft timing (1 s) and five `expire` periods: a healthy group's consecutive
+   * stamps, leader changes included, stay well within it. After a longer
+   * leaderless stretch time catches up one step per command, and leases and
+   * locks outlive the stretch rather than expire for time nobody could renew.
+   */
+  maxTimeStepMs: number;
   /** Identifier bounds (characters). */
   maxNamespaceLength: number;
   maxKeyLength: number;
@@ -298,6 +309,7 @@ export const DEFAULT_LIMITS: Readonly<CoordLimits> = Object.freeze({
   defaultListLimit: 100,
   maxListLimit: 1000,
   maxListPageBytes: 8 * 1_048_576,
+  maxTimeStepMs: 5_000,
   maxNamespaceLength: 128,
   maxKeyLength: 1024,
   maxIdLength: 256,

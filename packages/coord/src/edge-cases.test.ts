@@ -1,0 +1,200 @@
+/**
+ * Edge cases found by attacking the state machine: replica-dependent output
+ * order, ghost lock holders, unbounded time jumps and lost `__proto__` keys.
+ */
+import { describe, expect, it } from 'vitest';
+import { encodeCommand } from './codec.js';
+import { CoordHarness } from './harness.js';
+import { CoordStateMachine, DEFAULT_LIMITS, MAX_TIME_MS } from './index.js';
+import type { Command, Delivery, Operation } from './types.js';
+
+const NS = 'locks';
+const T0 = 1_700_000_000_000;
+
+/** The lock key each delivery is about (a grant's key, or a wait timeout's lock name). */
+function deliveryKeys(deliveries: readonly Delivery[]): string[] {
+  return deliveries.map((d) => {
+    if (d.result.ok) return d.result.value.type === 'lock' ? d.result.value.lock.key : '?';
+    return String(d.result.error.details.lock).split('/')[1] as string;
+  });
+}
+
+function acquire(key: string, owner: string, extra: Partial<Extract<Operation, { type: 'lock_acquire' }>> = {}) {
+  return { type: 'lock_acquire' as const, namespace: NS, key, owner, ttlSeconds: 10, ...extra };
+}
+
+/** A replica whose slots were created in the order zz, aa, each held with one waiter queued. */
+function heldWithWaiters(limits = {}): CoordHarness {
+  const h = new CoordHarness({ limits }, T0);
+  const c = h.register();
+  let seq = 0;
+  for (const key of ['zz', 'aa']) {
+    h.ok(acquire(key, `holder-${key}`));
+    h.ok(acquire(key, `waiter-${key}`, { waitSeconds: 60 }), { clientId: c, seq: ++seq });
+  }
+  return h;
+}
+
+/** A second replica restored from `h`'s snapshot, at the same log position and clock. */
+function restoredFrom(h: CoordHarness, limits = {}): CoordHarness {
+  const r = new CoordHarness({ limits }, h.nowMs);
+  r.sm.restore(h.sm.snapshot());
+  r.index = h.index;
+  return r;
+}
+
+describe('the same output order on every replica', () => {
+  it('lock_list hands over expired locks in key order, on a live replica and a restored one alike', () => {
+    const live = heldWithWaiters();
+    const restored = restoredFrom(live);
+    live.advance(11_000);
+    restored.advance(11_000);
+    const op: Command = { nowMs: live.nowMs, op: { type: 'lock_list', namespace: NS } };
+    const a = live.applyCommand(op);
+    const b = restored.applyCommand(op);
+    expect(deliveryKeys(a.deliveries)).toEqual(['aa', 'zz']);
+    expect(b.deliveries).toEqual(a.deliveries);
+    expect(restored.sm.snapshot()).toEqual(live.sm.snapshot());
+  });
+
+  it('a lock_acquire that finds the namespace full hands over expired locks in key order', () => {
+    const limits = { maxLocksPerNamespace: 2 };
+    const live = heldWithWaiters(limits);
+    const restored = restoredFrom(live, limits);
+    live.advance(11_000);
+    restored.advance(11_000);
+    const op: Command = { nowMs: live.nowMs, op: acquire('mm', 'newcomer') };
+    const a = live.applyCommand(op);
+    const b = restored.applyCommand(op);
+    expect(a.result.ok).toBe(false); // the waiters took both slots over: still full
+    expect(deliveryKeys(a.deliveries)).toEqual(['aa', 'zz']);
+    expect(b.deliveries).toEqual(a.deliveries);
+  });
+});
+
+describe('a waiter is never granted after its own deadline', () => {
+  it('after a leaderless stretch, a waiter whose wait ended gets its timeout, not the lock', () => {
+    const h = new CoordHarness({}, T0);
+    const c = h.register();
+    h.ok(acquire('k', 'holder')); // expires at T0 + 10 s
+    h.ok(acquire('k', 'waiter', { waitSeconds: 15 }), { clientId: c, seq: 1 }); // gives up at T0 + 15 s
+    h.advance(20_000); // no command between T0 and T0 + 20 s: the lock fell free at +10 s, unseen
+    const out = h.applyCommand({ nowMs: h.nowMs, op: { type: 'lock_inspect', namespace: NS, key: 'k' } });
+    expect(out.deliveries).toHaveLength(1);
+    const d = out.deliveries[0] as Delivery;
+    expect(d.result.ok ? 'granted' : d.result.error.code).toBe('lock_held');
+    expect(out.result).toMatchObject({ ok: true, value: { type: 'lock_info', lock: { holder: null, waiters: 0 } } });
+  });
+
+  it('a waiter still within its wait when the state machine sees the lock free is granted', () => {
+    const h = new CoordHarness({}, T0);
+    const c = h.register();
+    h.ok(acquire('k', 'holder'));
+    h.ok(acquire('k', 'waiter', { waitSeconds: 30 }), { clientId: c, seq: 1 });
+    h.advance(20_000);
+    const out = h.applyCommand({ nowMs: h.nowMs, op: { type: 'expire' } });
+    expect(out.deliveries.map((d) => d.result.ok)).toEqual([true]);
+    expect(out.deliveries[0]?.result).toMatchObject({ value: { lock: { owner: 'waiter', acquiredAt: h.nowMs } } });
+  });
+});
+
+describe('state-machine time moves at most maxTimeStepMs per command', () => {
+  const set = (key: string, ttlSeconds: number): Operation => ({
+    type: 'set',
+    namespace: 'n',
+    key,
+    value: 1,
+    ttlSeconds,
+  });
+
+  it('defaults to 5 s, and the first command sets the clock wherever it is', () => {
+    expect(DEFAULT_LIMITS.maxTimeStepMs).toBe(5_000);
+    const sm = new CoordStateMachine();
+    sm.apply({ nowMs: T0, op: { type: 'noop' } }, { index: 1, term: 1 });
+    expect(sm.timeMs).toBe(T0);
+  });
+
+  it('one command from a leader whose clock stepped an hour ahead expires nothing due later than 5 s', () => {
+    const sm = new CoordStateMachine();
+    let index = 0;
+    const apply = (nowMs: number, op: Operation) => sm.apply({ nowMs, op }, { index: ++index, term: 1 });
+    apply(T0, set('short', 1));
+    apply(T0, set('mid', 30));
+    apply(T0, { type: 'lock_acquire', namespace: 'n', key: 'lock', owner: 'o', ttlSeconds: 30 });
+    apply(T0, { type: 'lease_acquire', namespace: 'n', key: 'lease', holder: 'h', ttlSeconds: 30 });
+    const jumped = apply(T0 + 3_600_000, { type: 'expire' });
+    expect(sm.timeMs).toBe(T0 + 5_000);
+    expect(jumped.result).toMatchObject({ ok: true, value: { entries: 1, locks: 0 } }); // only 'short' (1 s)
+    expect(sm.query({ type: 'get', namespace: 'n', key: 'mid' }).ok).toBe(true);
+    expect(sm.query({ type: 'lock_inspect', namespace: 'n', key: 'lock' })).toMatchObject({
+      value: { lock: { holder: { owner: 'o' } } },
+    });
+    expect(sm.query({ type: 'lease_attach', namespace: 'n', key: 'lease', holder: 'h' })).toMatchObject({
+      value: { type: 'lease' },
+    });
+    // Later commands keep moving time, one step each, and never past their own stamp.
+    apply(T0 + 3_600_000, { type: 'noop' });
+    expect(sm.timeMs).toBe(T0 + 10_000);
+    apply(T0 + 12_000, { type: 'noop' });
+    expect(sm.timeMs).toBe(T0 + 12_000);
+  });
+
+  it('the same through applyBytes, and the bound is configurable (same on every replica)', () => {
+    const sm = new CoordStateMachine({ limits: { maxTimeStepMs: 60_000 } });
+    sm.applyBytes(encodeCommand({ nowMs: T0, op: { type: 'noop' } }), { index: 1, term: 1 });
+    sm.applyBytes(encodeCommand({ nowMs: T0 + 3_600_000, op: { type: 'noop' } }), { index: 2, term: 1 });
+    expect(sm.timeMs).toBe(T0 + 60_000);
+  });
+
+  it('refuses a bound that is not a positive integer', () => {
+    for (const maxTimeStepMs of [0, -1, 1.5, Number.NaN, MAX_TIME_MS + 1]) {
+      expect(() => new CoordStateMachine({ limits: { maxTimeStepMs } })).toThrow(/maxTimeStepMs/);
+    }
+  });
+});
+
+describe('__proto__ keys are stored faithfully', () => {
+  const text = '{"b":1,"__proto__":{"x":2}}';
+
+  function check(value: unknown): void {
+    const v = value as Record<string, unknown>;
+    expect(Object.hasOwn(v, '__proto__')).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(v, '__proto__')?.value).toEqual({ x: 2 });
+    expect(Object.getPrototypeOf(v)).toBe(Object.prototype);
+    expect(JSON.stringify(v)).toBe('{"__proto__":{"x":2},"b":1}'); // canonical key order
+  }
+
+  for (const viaCodec of [false, true]) {
+    it(`set and get keep the key${viaCodec ? ' (through the codec)' : ''}, and so do snapshots`, () => {
+      const h = new CoordHarness({}, T0, viaCodec);
+      const set = h.ok({ type: 'set', namespace: 'n', key: 'k', value: JSON.parse(text) });
+      if (set.type !== 'entry') throw new Error(set.type);
+      check(set.entry.value);
+      const got = h.ok({ type: 'get', namespace: 'n', key: 'k' });
+      if (got.type !== 'got') throw new Error(got.type);
+      check(got.entry.value);
+      const r = restoredFrom(h);
+      const back = r.sm.query({ type: 'get', namespace: 'n', key: 'k' });
+      if (!back.ok || back.value.type !== 'got') throw new Error('lost');
+      check(back.value.entry.value);
+      expect(r.sm.snapshot()).toEqual(h.sm.snapshot());
+    });
+  }
+
+  it('lease state and lock metadata keep the key too', () => {
+    const h = new CoordHarness({}, T0);
+    const l = h.ok({
+      type: 'lease_acquire',
+      namespace: 'n',
+      key: 'l',
+      holder: 'h',
+      ttlSeconds: 10,
+      state: JSON.parse(text),
+    });
+    if (l.type !== 'lease') throw new Error(l.type);
+    check(l.lease.state);
+    const g = h.ok({ type: 'lock_acquire', namespace: 'n', key: 'g', owner: 'o', metadata: JSON.parse(text) });
+    if (g.type !== 'lock') throw new Error(g.type);
+    check(g.lock.metadata);
+  });
+});
