@@ -1,8 +1,9 @@
 /**
- * The Raft log storage compliance suite of @parley/storage against @parley/raft's MemoryRaftStorage.
- * Each implementation runs the suites once, beside its own code where it can: level and memory in
+ * The Raft log storage compliance suite of @parley/storage against @parley/raft's MemoryRaftStorage:
+ * the one memory implementation of @parley/interface, through the name and the `reopen()` the Raft
+ * package's tests use. Each store runs the suite beside its own code where it can: level and memory in
  * packages/storage, the simulator's disks in packages/sim; the pure Raft package cannot import the
- * suite, so its store runs here.
+ * suite, so its export runs here.
  */
 import { MemoryRaftStorage } from '@parley/raft';
 import { raftLogStorageCompliance } from '@parley/storage/compliance/raft-log';

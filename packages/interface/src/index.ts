@@ -13,6 +13,7 @@ export * from './bytes.js';
 export * from './errors.js';
 export * from './events.js';
 export * from './json.js';
+export * from './memory-raft-log.js';
 export * from './raft-log.js';
 export * from './random.js';
 export * from './seed.js';

@@ -14,20 +14,19 @@
  *   bytes written. Overwrites and batches stay atomic, as the contract says;
  *   an application that appends records must checksum them;
  * - Raft log saves are atomic: an unfinished save vanishes entirely (a real
- *   log detects its torn tail by checksum and truncates it).
+ *   log detects its torn tail by checksum and truncates it). The Raft log is
+ *   the memory implementation of @parley/interface (its `RaftLogState`)
+ *   wrapped in this fault model, so it agrees with the memory and level
+ *   stores at every edge.
  * With `readErrorRate`, a KV read fails with a retryable `UnavailableError`
  * (`details.transient === true`). Raft log reads are served from memory and
  * never fail, as the contract says.
  */
 import {
   ClosedError,
-  CompactedError,
   type ConfState,
-  EMPTY_HARD_STATE,
-  EMPTY_SNAPSHOT,
   type HardState,
   type KVStorage,
-  LogUnavailableError,
   type RaftEntry,
   type RaftLogStorage,
   type RaftLogUpdate,
@@ -38,6 +37,7 @@ import {
   type StorageOp,
   UnavailableError,
 } from '@parley/interface';
+import { RaftLogState } from '@parley/interface/raft-log-state';
 import { between, chance, never, type SimKernel } from './kernel.js';
 import type { QueuedEvent } from './queue.js';
 
@@ -133,7 +133,7 @@ class KVTable {
  */
 export class SimDisk {
   private readonly tables = new Map<string, KVTable>();
-  private readonly logs = new Map<string, LogState>();
+  private readonly logs = new Map<string, RaftLogState>();
   private epoch = 0;
   private readonly openKV = new Set<SimKVStorage>();
   private readonly openLogs = new Set<SimRaftLogStorage>();
@@ -161,7 +161,7 @@ export class SimDisk {
   raftLog(name = 'raft'): RaftLogStorage {
     let durable = this.logs.get(name);
     if (!durable) {
-      durable = emptyLog();
+      durable = new RaftLogState();
       this.logs.set(name, durable);
     }
     const log = new SimRaftLogStorage(name, durable, this.kernel, this.rng, this.faults);
@@ -357,127 +357,34 @@ export class SimKVStorage implements KVStorage {
 
 // --- Raft log -------------------------------------------------------------
 
-/**
- * One Raft log, in etcd's MemoryStorage shape: `entries[i].index ===
- * offsetIndex + 1 + i`; `offsetTerm` is the term at `offsetIndex` (the last
- * compacted entry, or the snapshot). A snapshot does not compact by itself.
- */
-interface LogState {
-  hardState: HardState;
-  snapshot: RaftSnapshot;
-  offsetIndex: number;
-  offsetTerm: number;
-  entries: RaftEntry[];
-}
-
 type LogOp =
   | { type: 'update'; update: RaftLogUpdate }
   | { type: 'snapshot'; index: number; confState: ConfState; data: Uint8Array }
   | { type: 'compact'; index: number };
 
-function emptyLog(): LogState {
-  return {
-    hardState: { ...EMPTY_HARD_STATE },
-    snapshot: cloneSnapshot(EMPTY_SNAPSHOT),
-    offsetIndex: 0,
-    offsetTerm: 0,
-    entries: [],
-  };
+function copySnapshot(s: RaftSnapshot): RaftSnapshot {
+  return { meta: s.meta, data: s.data.slice() };
 }
 
-function cloneEntry(e: RaftEntry): RaftEntry {
-  return { term: e.term, index: e.index, type: e.type, data: e.data.slice() };
-}
-
-function cloneConf(c: ConfState): ConfState {
-  return { voters: [...c.voters], learners: [...c.learners] };
-}
-
-function cloneSnapshot(s: RaftSnapshot): RaftSnapshot {
-  return {
-    meta: { index: s.meta.index, term: s.meta.term, confState: cloneConf(s.meta.confState) },
-    data: s.data.slice(),
-  };
-}
-
-function cloneLog(s: LogState): LogState {
-  return {
-    hardState: { ...s.hardState },
-    snapshot: cloneSnapshot(s.snapshot),
-    offsetIndex: s.offsetIndex,
-    offsetTerm: s.offsetTerm,
-    entries: s.entries.map(cloneEntry),
-  };
-}
-
-function lastIndexOf(s: LogState): number {
-  return s.offsetIndex + s.entries.length;
-}
-
-function termAt(s: LogState, index: number): number | undefined {
-  if (index === s.offsetIndex) return s.offsetTerm;
-  return s.entries[index - s.offsetIndex - 1]?.term;
-}
-
-/** Validates `op` against `s` (throws the contract's typed errors) without changing anything. */
-function checkLogOp(s: LogState, op: LogOp): void {
+/**
+ * Validates `op` against `s` and applies it by the rules of the one memory
+ * Raft log (`RaftLogState` of @parley/interface, which the memory and level
+ * stores share); throws their typed errors before changing anything.
+ */
+function applyLogOp(s: RaftLogState, op: LogOp): void {
   switch (op.type) {
     case 'update': {
-      const entries = op.update.entries;
-      const snapIndex = op.update.snapshot?.meta.index;
-      if (snapIndex !== undefined && snapIndex < s.snapshot.meta.index) {
-        throw new CompactedError(snapIndex, s.offsetIndex + 1);
-      }
-      if (entries && entries.length > 0 && snapIndex === undefined) {
-        const last = lastIndexOf(s);
-        if (entries[0]!.index > last + 1) throw new LogUnavailableError(entries[0]!.index, last);
-      }
+      const plan = s.planSave(op.update);
+      if (plan.snapshot) plan.snapshot = copySnapshot(plan.snapshot);
+      s.applySave(plan);
       return;
     }
     case 'snapshot':
-      if (op.index > lastIndexOf(s)) throw new LogUnavailableError(op.index, lastIndexOf(s));
-      if (op.index < s.snapshot.meta.index || op.index < s.offsetIndex) {
-        throw new CompactedError(op.index, s.offsetIndex + 1);
-      }
-      return;
-    case 'compact':
-      if (op.index > s.snapshot.meta.index) throw new LogUnavailableError(op.index, s.snapshot.meta.index);
-      return;
-  }
-}
-
-/** Applies one checked operation. Memory applies it at once, the durable copy when it syncs. */
-function applyLogOp(s: LogState, op: LogOp): void {
-  switch (op.type) {
-    case 'update': {
-      const { snapshot, entries, hardState } = op.update;
-      if (snapshot) {
-        const at = snapshot.meta.index;
-        const keep = termAt(s, at) === snapshot.meta.term ? s.entries.filter((e) => e.index > at) : [];
-        s.snapshot = cloneSnapshot(snapshot);
-        s.offsetIndex = at;
-        s.offsetTerm = snapshot.meta.term;
-        s.entries = keep;
-      }
-      if (entries && entries.length > 0) {
-        const fresh = entries.filter((e) => e.index > s.offsetIndex).map(cloneEntry);
-        if (fresh.length > 0) s.entries = s.entries.slice(0, fresh[0]!.index - s.offsetIndex - 1).concat(fresh);
-      }
-      if (hardState) s.hardState = { ...hardState };
-      return;
-    }
-    case 'snapshot':
-      s.snapshot = {
-        meta: { index: op.index, term: termAt(s, op.index) ?? 0, confState: cloneConf(op.confState) },
-        data: op.data.slice(),
-      };
+      s.snapshotValue = copySnapshot(s.planCreateSnapshot(op.index, op.confState, op.data));
       return;
     case 'compact': {
-      if (op.index <= s.offsetIndex) return;
-      const term = termAt(s, op.index) ?? s.snapshot.meta.term;
-      s.entries = s.entries.filter((e) => e.index > op.index);
-      s.offsetIndex = op.index;
-      s.offsetTerm = term;
+      const point = s.planCompact(op.index);
+      if (point) s.applyCompact(point);
       return;
     }
   }
@@ -489,59 +396,50 @@ interface PendingLogOp {
   resolve: () => void;
 }
 
-/** A `RaftLogStorage` on a simulated disk: reads from memory, saves durable after a simulated sync. */
+/**
+ * A `RaftLogStorage` on a simulated disk: the memory Raft log wrapped in the
+ * disk's fault model. Reads come from memory, where each write applies at
+ * once; the disk's copy (`durable`) takes each write, in issue order, only
+ * after a simulated sync, and a crash loses every write not synced yet.
+ */
 export class SimRaftLogStorage implements RaftLogStorage {
-  private readonly mem: LogState;
+  private readonly mem: RaftLogState;
   private readonly pending: PendingLogOp[] = [];
   private dead = false;
   private closedFlag = false;
 
   constructor(
     readonly name: string,
-    private readonly durable: LogState,
+    private readonly durable: RaftLogState,
     private readonly kernel: SimKernel,
     private readonly rng: Random,
     private readonly faults: DiskFaults,
   ) {
-    this.mem = cloneLog(durable);
+    this.mem = durable.clone();
   }
 
   initialState(): { hardState: HardState; confState: ConfState } {
-    return { hardState: { ...this.mem.hardState }, confState: cloneConf(this.mem.snapshot.meta.confState) };
+    return this.mem.initialState();
   }
 
-  entries(lo: number, hi: number, maxBytes = Number.POSITIVE_INFINITY): RaftEntry[] {
-    const first = this.firstIndex();
-    const last = this.lastIndex();
-    if (lo < first) throw new CompactedError(lo, first);
-    if (hi > last + 1) throw new LogUnavailableError(hi - 1, last);
-    const out: RaftEntry[] = [];
-    let bytes = 0;
-    for (let i = lo; i < hi; i++) {
-      const e = this.mem.entries[i - this.mem.offsetIndex - 1]!;
-      bytes += e.data.length + 24;
-      if (out.length > 0 && bytes > maxBytes) break;
-      out.push(cloneEntry(e));
-    }
-    return out;
+  entries(lo: number, hi: number, maxBytes?: number): RaftEntry[] {
+    return this.mem.entries(lo, hi, maxBytes);
   }
 
   term(index: number): number {
-    if (index < this.mem.offsetIndex) throw new CompactedError(index, this.firstIndex());
-    if (index > this.lastIndex()) throw new LogUnavailableError(index, this.lastIndex());
-    return termAt(this.mem, index)!;
+    return this.mem.term(index);
   }
 
   firstIndex(): number {
-    return this.mem.offsetIndex + 1;
+    return this.mem.firstIndex();
   }
 
   lastIndex(): number {
-    return lastIndexOf(this.mem);
+    return this.mem.lastIndex();
   }
 
   snapshot(): RaftSnapshot {
-    return cloneSnapshot(this.mem.snapshot);
+    return this.mem.snapshot();
   }
 
   save(update: RaftLogUpdate): Promise<void> {
@@ -574,11 +472,10 @@ export class SimRaftLogStorage implements RaftLogStorage {
     if (this.dead) return never();
     if (this.closedFlag) return Promise.reject(new ClosedError(`raft log '${this.name}'`));
     try {
-      checkLogOp(this.mem, op);
+      applyLogOp(this.mem, op);
     } catch (err) {
       return Promise.reject(err);
     }
-    applyLogOp(this.mem, op);
     const { min, max } = this.faults.writeLatencyMs;
     return new Promise<void>((resolve) => {
       const p: PendingLogOp = {
@@ -587,7 +484,8 @@ export class SimRaftLogStorage implements RaftLogStorage {
         event: this.kernel.schedule(between(this.rng, min, max), 'raft-sync', () => {
           const idx = this.pending.indexOf(p);
           if (idx < 0) return;
-          // A sync makes this save and every earlier one durable, in issue order.
+          // A sync makes this save and every earlier one durable, in issue order. The disk's
+          // copy went through the same writes before, so each applies there as it did in memory.
           for (const done of this.pending.splice(0, idx + 1)) {
             if (done !== p) this.kernel.cancel(done.event);
             applyLogOp(this.durable, done.op);

@@ -59,7 +59,10 @@ async function errorOf(fn: () => unknown): Promise<unknown> {
   return undefined;
 }
 
-async function expectCode(fn: () => unknown, code: 'compacted' | 'log_unavailable' | 'closed'): Promise<void> {
+async function expectCode(
+  fn: () => unknown,
+  code: 'compacted' | 'log_unavailable' | 'closed' | 'invalid_argument',
+): Promise<void> {
   const err = await errorOf(fn);
   expect(isParleyError(err, code), `expected a ${code} error, got ${String(err)}`).toBe(true);
 }
@@ -161,6 +164,59 @@ export function raftLogStorageCompliance(options: RaftLogComplianceOptions): voi
       await expectCode(() => ctx.s.createSnapshot(9, conf, new Uint8Array(0)), 'log_unavailable');
       await expectCode(() => ctx.s.createSnapshot(5, conf, new Uint8Array(0)), 'compacted');
       expect(text(ctx.s.snapshot().data)).toBe('state@6');
+    });
+
+    it('records a snapshot again at the stored index, replacing it', async () => {
+      const ctx = await setup();
+      await ctx.s.save({ entries: run(1, 8, 2), hardState: { term: 2, vote: 'a', commit: 8 } });
+      const conf = { voters: ['a'], learners: [] };
+      await ctx.s.createSnapshot(6, conf, enc.encode('first@6'));
+      const again = await ctx.s.createSnapshot(6, { voters: ['a', 'b'], learners: [] }, enc.encode('second@6'));
+      expect(again.meta).toEqual({ index: 6, term: 2, confState: { voters: ['a', 'b'], learners: [] } });
+      await ctx.reopen();
+      expect(text(ctx.s.snapshot().data)).toBe('second@6');
+      expect(ctx.s.initialState().confState.voters).toEqual(['a', 'b']);
+    });
+
+    it('refuses a save whose snapshot is older than the stored one, and changes nothing', async () => {
+      const ctx = await setup();
+      await ctx.s.save({ entries: run(1, 8, 2), hardState: { term: 2, vote: 'a', commit: 8 } });
+      await ctx.s.createSnapshot(6, { voters: ['a'], learners: [] }, enc.encode('s6'));
+      const old: RaftSnapshot = {
+        meta: { index: 4, term: 2, confState: { voters: ['z'], learners: [] } },
+        data: enc.encode('s4'),
+      };
+      await expectCode(
+        () => ctx.s.save({ snapshot: old, entries: run(5, 5, 3), hardState: { term: 3, vote: '', commit: 5 } }),
+        'invalid_argument',
+      );
+      const check = (s: RaftLogStorage) => {
+        expect(text(s.snapshot().data)).toBe('s6');
+        expect([s.firstIndex(), s.lastIndex(), s.term(5)]).toEqual([1, 8, 2]);
+        expect(s.initialState().hardState).toEqual({ term: 2, vote: 'a', commit: 8 });
+      };
+      check(ctx.s);
+      check(await ctx.reopen());
+    });
+
+    it('stores entries with empty data, also right after a snapshot replaced the log', async () => {
+      const ctx = await setup();
+      const empty = (index: number, term: number): RaftEntry => ({
+        index,
+        term,
+        type: 'normal',
+        data: new Uint8Array(0),
+      });
+      await ctx.s.save({ entries: [empty(1, 1), ...run(2, 3, 1)], hardState: { term: 1, vote: 'a', commit: 1 } });
+      expect(ctx.s.entries(1, 2)[0]?.data.byteLength).toBe(0);
+      // A leader's snapshot that disagrees with the log replaces it; its no-op entry follows.
+      const snap: RaftSnapshot = {
+        meta: { index: 10, term: 4, confState: { voters: ['a'], learners: [] } },
+        data: enc.encode('s'),
+      };
+      await ctx.s.save({ snapshot: snap, entries: [empty(11, 4)], hardState: { term: 4, vote: '', commit: 10 } });
+      expect(brief(ctx.s.entries(11, 12))).toEqual([[11, 4, 'normal', '']]);
+      expect(brief((await ctx.reopen()).entries(11, 12))).toEqual([[11, 4, 'normal', '']]);
     });
 
     it('compacts a prefix: Compacted below, the compaction point still has its term', async () => {
