@@ -255,7 +255,7 @@ function generate(rng: Random): Generated {
 
   // Sometimes one completed result is replaced by another value.
   const completedReads = ops.filter((o) => o.status === 'ok' && o.f === 'read');
-  if (completedReads.length > 0 && rng.int(3) === 0) {
+  if (completedReads.length > 0 && rng.int(2) === 0) {
     const victim = pick(rng, completedReads);
     const v = pick(rng, VALUES);
     const index = ops.indexOf(victim);
@@ -271,7 +271,7 @@ describe('differential: parley-check against a brute-force oracle', () => {
   it('agrees on random small histories with mixed value types, keys, info and open calls', () => {
     withSeed(testSeed(20261130), (seed) => {
       const rng = new SeededRandom(seed);
-      const rounds = 3000;
+      const rounds = 5000;
       const counts = { linearizable: 0, 'not linearizable': 0 };
       const disagreements: string[] = [];
       for (let round = 0; round < rounds; round++) {
@@ -287,7 +287,7 @@ describe('differential: parley-check against a brute-force oracle', () => {
       expect(disagreements.slice(0, 3)).toEqual([]);
       // Both verdicts occur often, so the comparison means something.
       expect(counts.linearizable).toBeGreaterThan(rounds / 5);
-      expect(counts['not linearizable']).toBeGreaterThan(rounds / 10);
+      expect(counts['not linearizable']).toBeGreaterThan(rounds / 20);
     });
   });
 });
