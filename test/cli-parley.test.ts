@@ -272,3 +272,53 @@ describe('parley cluster up', () => {
     }
   });
 });
+
+describe('parley at a terminal', () => {
+  // `script` gives the command a pseudo-terminal, so stdin.isTTY holds, as for a person typing.
+  const atTerminal = (args: string[], input: string) =>
+    new Promise<{ code: number | null; out: string }>((resolve) => {
+      const command = [process.execPath, PARLEY_BIN, ...args].map((a) => `'${a}'`).join(' ');
+      const child = spawn('script', ['-qec', command, '/dev/null'], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: { ...process.env, PARLEY_ENDPOINT: p.url },
+      });
+      let out = '';
+      child.stdout!.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.includes('[y/N]')) child.stdin!.write(input);
+      });
+      child.on('exit', (code) => resolve({ code, out }));
+    });
+
+  it('delete-namespace without --confirm asks; only "y" deletes', async () => {
+    await json('distributed-state', 'set', '-n', 'tty', '-k', 'a', '-v', '1');
+    const no = await atTerminal(['distributed-state', 'delete-namespace', '-n', 'tty'], 'n\n');
+    expect(no.out).toContain("Delete every key in namespace 'tty'?");
+    expect(no.code).toBe(2);
+    expect((await json('distributed-state', 'list', '-n', 'tty')).items).toHaveLength(1);
+    const yes = await atTerminal(['distributed-state', 'delete-namespace', '-n', 'tty'], 'y\n');
+    expect(yes.code, yes.out).toBe(0);
+    expect((await json('distributed-state', 'list', '-n', 'tty')).items).toHaveLength(0);
+  });
+
+  it('a flag that must be an integer is a usage error before any request', async () => {
+    const r = await cli('lock', 'acquire', '-n', 'x', '-k', 'y', '--owner', 'me', '-t', 'ten');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--ttl must be an integer');
+    expect(JSON.parse((await cli('--output', 'json', 'lock', 'inspect', '-n', 'x', '-k', 'y')).stdout).held).toBe(
+      false,
+    );
+  });
+
+  it('serve on a port in use says so (exit 2)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'parley-serve-'));
+    try {
+      const port = new URL(p.url).port;
+      const r = await parley(['serve', '--port', port, '--data-dir', dir]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('is in use');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -73,6 +73,9 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
     url = await server.listen();
   } catch (err) {
     await node.close();
+    if ((err as { code?: string }).code === 'EADDRINUSE') {
+      throw new UsageError(`${opts.host}:${port} is in use (another parley serve?); pick another with --port`);
+    }
     throw err;
   }
 

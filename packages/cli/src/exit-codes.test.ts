@@ -1,0 +1,18 @@
+import { ERROR_STATUS, RETRYABLE_CODES } from '@parley/interface';
+import { describe, expect, it } from 'vitest';
+import { EXIT, exitCodeOf } from './exit-codes.js';
+
+describe('exit codes', () => {
+  it('follow the error class of every code the node can raise', () => {
+    for (const [code, status] of Object.entries(ERROR_STATUS)) {
+      const exit = exitCodeOf(code);
+      if (RETRYABLE_CODES.has(code as keyof typeof ERROR_STATUS)) expect(exit, code).toBe(EXIT.unavailable);
+      else if (status === 409) expect(exit, code).toBe(EXIT.conflict);
+      else if (status === 404) expect(exit, code).toBe(EXIT.notFound);
+      else if (status === 401) expect(exit, code).toBe(EXIT.unauthorized);
+      else if (status === 400 || status === 413) expect(exit, code).toBe(EXIT.usage);
+      else expect(exit, code).toBe(EXIT.failure);
+    }
+    expect(exitCodeOf('something_new')).toBe(EXIT.failure);
+  });
+});

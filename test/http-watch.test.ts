@@ -1,0 +1,108 @@
+/**
+ * The bounds of watch streams and the remaining request guards: the stream
+ * cap, a slow reader dropped once its unsent bytes pass the bound, watch
+ * parameters, malformed URLs, and fence parameters of a delete.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, eventually, type Started, startParley } from './http-harness.js';
+
+let p: Started;
+beforeAll(async () => {
+  p = await startParley({ maxWatchStreams: 2, sse: { maxBufferedBytes: 64 * 1024 } });
+});
+afterAll(async () => {
+  await p?.close();
+});
+
+const openStreams = async () => {
+  const res = await api(p.url, 'GET', '/metrics');
+  return Number(/^parley_http_watch_streams (\d+)$/m.exec(res.text)?.[1]);
+};
+
+describe('watch streams', () => {
+  it('at most maxWatchStreams are open; a closed one frees its place', async () => {
+    const a = new AbortController();
+    const b = new AbortController();
+    const first = await fetch(`${p.url}/api/v1/distributed-state/cap?watch=true`, { signal: a.signal });
+    const second = await fetch(`${p.url}/api/v1/replicated/cap?watch=true`, { signal: b.signal });
+    expect([first.status, second.status]).toEqual([200, 200]);
+    const third = await api(p.url, 'GET', '/api/v1/distributed-state/cap?watch=true');
+    expect(third.status).toBe(503);
+    expect(third.body.error).toBe('too_many_streams');
+    expect(third.headers.get('retry-after')).toBe('5');
+    a.abort();
+    b.abort();
+    await eventually(async () => (await openStreams()) === 0, 10_000);
+  });
+
+  it('a reader that does not read is disconnected once its unsent data passes the bound', async () => {
+    const controller = new AbortController();
+    const slow = await fetch(`${p.url}/api/v1/distributed-state/slow?watch=true`, { signal: controller.signal });
+    expect(slow.status).toBe(200);
+    expect(await openStreams()).toBe(1);
+    const big = 'x'.repeat(512 * 1024);
+    // Kernel socket buffers absorb the first megabytes; the stream is dropped once Node's own buffer passes 64 KiB.
+    for (let i = 0; i < 40 && (await openStreams()) === 1; i++) {
+      const res = await api(p.url, 'POST', `/api/v1/distributed-state/slow/k${i % 4}`, { body: { value: big } });
+      expect(res.status).toBeLessThan(300);
+    }
+    await eventually(async () => (await openStreams()) === 0, 10_000);
+    controller.abort();
+  });
+
+  it('watch parameters are checked', async () => {
+    for (const path of [
+      '/api/v1/distributed-state/w?watch=true&q=x',
+      '/api/v1/distributed-state/w?watch=true&limit=5',
+      '/api/v1/distributed-state/w?watch=true&from_revision=abc',
+      '/api/v1/distributed-state/w?prefix=a',
+      '/api/v1/replicated/w?watch=true&from_revision=3',
+      '/api/v1/replicated/w?watch=yes',
+    ]) {
+      const res = await api(p.url, 'GET', path);
+      expect(res.status, path).toBe(400);
+      expect(res.body.error, path).toBe('invalid_argument');
+    }
+    const resume = await api(p.url, 'GET', '/api/v1/distributed-state/w?watch=true', {
+      headers: { 'last-event-id': 'not-a-number' },
+    });
+    expect(resume.status).toBe(400);
+  });
+});
+
+describe('request guards', () => {
+  it('a malformed URL is a 400 in the envelope', async () => {
+    const res = await api(p.url, 'GET', '/api/v1/distributed-state/ns/%zz');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ status: 400, msg: expect.any(String), error: 'invalid_argument' });
+  });
+
+  it('delete: fence_namespace needs fence; a stale fence or version deletes nothing', async () => {
+    await api(p.url, 'POST', '/api/v1/distributed-state/g/k', { body: { value: 1 } });
+    const orphan = await api(p.url, 'DELETE', '/api/v1/distributed-state/g/k?fence_namespace=g');
+    expect(orphan.status).toBe(400);
+    const wrongVersion = await api(p.url, 'DELETE', '/api/v1/distributed-state/g/k?if_version_matches=nope');
+    expect(wrongVersion.status).toBe(409);
+    expect(wrongVersion.body.error).toBe('version_mismatch');
+    const lock = await api(p.url, 'POST', '/api/v1/locks/g/k', { body: { owner: 'a', ttl_seconds: 30 } });
+    const fence = (lock.body.data as { fence: number }).fence;
+    await api(p.url, 'POST', '/api/v1/locks/g/k/release', { body: { owner: 'a', fence } });
+    await api(p.url, 'POST', '/api/v1/locks/g/k', { body: { owner: 'b', ttl_seconds: 30 } });
+    const stale = await api(p.url, 'DELETE', `/api/v1/distributed-state/g/k?fence=${fence}`);
+    expect(stale.status).toBe(409);
+    expect(stale.body.error).toBe('fence_stale');
+    expect((await api(p.url, 'GET', '/api/v1/distributed-state/g/k')).status).toBe(200);
+  });
+
+  it('lock metadata over 16 KB and a TTL over an hour are refused', async () => {
+    const meta = await api(p.url, 'POST', '/api/v1/locks/g/m', {
+      body: { owner: 'a', metadata: 'x'.repeat(17 * 1024) },
+    });
+    expect(meta.status).toBe(413);
+    expect(meta.body.error).toBe('value_too_large');
+    const ttl = await api(p.url, 'POST', '/api/v1/locks/g/m', { body: { owner: 'a', ttl_seconds: 3601 } });
+    expect(ttl.status).toBe(400);
+    const info = await api(p.url, 'GET', '/api/v1/locks/g/m');
+    expect(info.body.data).toMatchObject({ held: false });
+  });
+});
