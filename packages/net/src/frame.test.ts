@@ -89,6 +89,19 @@ describe('frame codec', () => {
     expect(ok.push(new Uint8Array([0, 0, 3, 0xe8]))).toEqual([]); // exactly 1000: waits for the body
   });
 
+  it('hands a zero-length frame on as an empty body, at the end of the input or before more', () => {
+    expect(new FrameReader(64).push(new Uint8Array([0, 0, 0, 0]))).toEqual([new Uint8Array(0)]);
+    const reader = new FrameReader(64);
+    expect(reader.push(new Uint8Array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]))).toEqual([
+      new Uint8Array(0),
+      new Uint8Array(0),
+    ]);
+    expect(reader.bufferedBytes).toBe(4);
+    expect(reader.push(new Uint8Array([0, 0]))).toEqual([new Uint8Array([0])]);
+    expect(reader.bufferedBytes).toBe(1);
+    expect(() => decodeFrameBody(new Uint8Array(0))).toThrow(DecodeError);
+  });
+
   it('decodes arbitrary bytes to a frame or a DecodeError, nothing else', () => {
     reportSeed(() =>
       fc.assert(
@@ -127,6 +140,17 @@ describe('frame codec', () => {
     const err = errorFromFrame(unknown);
     expect(err).toBeInstanceOf(ParleyError);
     expect(err.code).toBe('unavailable');
+  });
+
+  it('keeps a leading U+FEFF in gossip origins, protocol names and error messages', () => {
+    const id = new Uint8Array(16);
+    expect(decodeGossip(encodeGossip({ id, origin: '\uFEFFpeer', payload: new Uint8Array(0) })).origin).toBe(
+      '\uFEFFpeer',
+    );
+    const hello: Frame = { type: 'hello', version: 1, protocol: '\uFEFF/parley/1' };
+    expect(decodeFrameBody(bodyOf(encodeFrame(hello)))).toEqual(hello);
+    const error: Frame = { type: 'error', id: 1, code: 'timeout', message: '\uFEFFslow', details: {} };
+    expect(decodeFrameBody(bodyOf(encodeFrame(error)))).toEqual(error);
   });
 
   it('round-trips gossip envelopes', () => {

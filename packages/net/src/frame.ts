@@ -47,7 +47,8 @@ export type Frame =
 const TAG = { hello: 1, request: 2, response: 3, error: 4 } as const;
 
 const utf8Encoder = new TextEncoder();
-const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
+// `ignoreBOM`: a protocol name, message or origin that starts with U+FEFF keeps it (the default strips it).
+const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** The largest frame body a peer may send when payloads are at most `maxMessageBytes`. */
 export function maxFrameBodyBytes(maxMessageBytes: number): number {
@@ -237,6 +238,8 @@ export class FrameReader {
   }
 
   private take(n: number): Uint8Array {
+    // A zero-length frame (its header just taken) may leave no chunk to take from.
+    if (n === 0) return new Uint8Array(0);
     this.buffered -= n;
     const first = this.chunks[0] as Uint8Array;
     if (first.length === n) {

@@ -1,7 +1,7 @@
 import { DecodeError, InvalidArgumentError, SeededRandom, testSeed, withSeed } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
 import { crc32c } from './crc32c.js';
-import { compareKeys, decodeKey, encodeKey, prefixUpperBound } from './key-codec.js';
+import { compareKeys, decodeKey, encodeKey, KeyRunDecoder, MAX_KEY_BYTES, prefixUpperBound } from './key-codec.js';
 
 const seed = testSeed(17);
 
@@ -81,5 +81,25 @@ describe('key codec', () => {
     expect(() => decodeKey(Buffer.from([0x61]))).toThrow(DecodeError);
     expect(() => decodeKey(Buffer.from([0x01, 0x05, 0x00]))).toThrow(DecodeError);
     expect(() => decodeKey(Buffer.from([0x61, 0x01]))).toThrow(DecodeError);
+  });
+
+  it('rejects the empty key, over-long keys and bytes that are not UTF-8, alone and in a run', () => {
+    const bad = [
+      Buffer.alloc(0),
+      Buffer.concat([Buffer.alloc(MAX_KEY_BYTES, 0x61), Buffer.from([0])]),
+      Buffer.from([0x61, 0xff, 0x00]), // not UTF-8 (was read as 'a\ufffd', which encodes to other bytes)
+      Buffer.from([0xed, 0xa0, 0x80, 0x00]), // an encoded lone surrogate
+      Buffer.from([0xc0, 0xaf, 0x00]), // an overlong '/'
+      Buffer.from([0x61, 0x00, 0xe2, 0x82, 0x00]), // a truncated sequence in the second element
+    ];
+    for (const b of bad) {
+      expect(() => decodeKey(b)).toThrow(DecodeError);
+      const run = new KeyRunDecoder();
+      run.decode(encodeKey(['a', 'b']));
+      expect(() => run.decode(b)).toThrow(DecodeError);
+    }
+    const longest = Buffer.concat([Buffer.alloc(MAX_KEY_BYTES - 1, 0x61), Buffer.from([0])]);
+    expect(decodeKey(longest)).toEqual(['a'.repeat(MAX_KEY_BYTES - 1)]);
+    expect(decodeKey(encodeKey(['\u{10FFFF}', '\u0000\u0001']))).toEqual(['\u{10FFFF}', '\u0000\u0001']);
   });
 });

@@ -9,6 +9,7 @@
  * element-wise are exactly the encodings that start with `encodeKey(prefix)`:
  * `['a']` is a prefix of `['a', 'b']` but not of `['ab']`.
  */
+import { isUtf8 } from 'node:buffer';
 import { DecodeError, InvalidArgumentError, type StorageKey } from '@parley/interface';
 
 /** Longest accepted key, in encoded bytes. */
@@ -73,12 +74,25 @@ export function prefixUpperBound(encodedPrefix: Uint8Array): Buffer {
   return end;
 }
 
-/** Decodes an encoded key; throws DecodeError on bytes no key encodes to. */
+/**
+ * Decodes an encoded key; throws DecodeError on bytes no key encodes to: an empty or over-long key, a bad
+ * escape, an unterminated element, or bytes that are not UTF-8 (a lossy decode would map two stored keys to
+ * one, and the decoded key would not lead back to its record).
+ */
 export function decodeKey(bytes: Uint8Array): string[] {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  checkEncodedKey(buf);
   const parts: string[] = [];
   decodeElements(buf, 0, parts, undefined);
   return parts;
+}
+
+/** The checks on a whole encoded key; escapes and terminators are ASCII, so UTF-8 is checked once for all elements. */
+function checkEncodedKey(buf: Buffer): void {
+  if (buf.length === 0) throw new DecodeError('empty storage key', 0);
+  if (buf.length > MAX_KEY_BYTES)
+    throw new DecodeError(`storage key of ${buf.length} bytes exceeds ${MAX_KEY_BYTES}`, 0);
+  if (!isUtf8(buf)) throw new DecodeError('storage key is not valid UTF-8', 0);
 }
 
 /** Decodes the elements of `buf` from `start` on into `parts`, and their terminator positions into `ends`. */
@@ -149,6 +163,7 @@ export class KeyRunDecoder {
   private prevEnds: number[] = [];
 
   decode(buf: Buffer): string[] {
+    checkEncodedKey(buf);
     const parts: string[] = [];
     const ends: number[] = [];
     let start = 0;

@@ -10,6 +10,8 @@
  *
  * Entry keys sort by index, so the log loads in order with one scan.
  */
+
+import { isUtf8 } from 'node:buffer';
 import {
   type ConfState,
   type HardState,
@@ -39,7 +41,26 @@ export function entryKeyIndex(store: string, key: Buffer): number {
   if (key.length !== 9 || key[0] !== ENTRY_PREFIX) {
     throw new StorageCorruptError(store, `unexpected key ${key.toString('hex')} in the entry range`);
   }
-  return key.readUInt32BE(1) * 0x1_0000_0000 + key.readUInt32BE(5);
+  const index = key.readUInt32BE(1) * 0x1_0000_0000 + key.readUInt32BE(5);
+  if (index > Number.MAX_SAFE_INTEGER)
+    throw new StorageCorruptError(store, `entry key ${key.toString('hex')}: index past 2^53`);
+  return index;
+}
+
+/**
+ * A term, index or commit read back as a float64: only safe non-negative integers were ever written, so
+ * anything else (NaN, ±Infinity, −1, ½, 2^60) is corruption, not a number to hand to Raft.
+ */
+function count(store: string, what: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new StorageCorruptError(store, `${what} ${value} is not a log position`);
+  return value;
+}
+
+/** Strict UTF-8: a lossy decode would turn a corrupt vote or conf state into a different, plausible one. */
+function utf8(store: string, what: string, rec: Buffer, start: number, end: number): string {
+  if (!isUtf8(rec.subarray(start, end))) throw new StorageCorruptError(store, `${what} is not valid UTF-8`);
+  return rec.toString('utf8', start, end);
 }
 
 function describeEntry(key: Uint8Array): string {
@@ -61,7 +82,13 @@ export function loadEntryInto(store: string, key: Buffer, value: Buffer, index: 
   if (rec.length < H + 9) throw new StorageCorruptError(store, `entry ${index}: record too short`);
   const t = rec[H + 8];
   if (t !== 0 && t !== 1) throw new StorageCorruptError(store, `entry ${index}: unknown type ${t}`);
-  columns.push(rec.readDoubleLE(H), t === 1 ? 'conf' : 'normal', rec, H + 9, rec.length);
+  columns.push(
+    count(store, `entry ${index}: term`, rec.readDoubleLE(H)),
+    t === 1 ? 'conf' : 'normal',
+    rec,
+    H + 9,
+    rec.length,
+  );
 }
 
 export function encodeHardState(hs: HardState): Buffer {
@@ -76,7 +103,11 @@ export function encodeHardState(hs: HardState): Buffer {
 export function decodeHardState(store: string, value: Buffer): HardState {
   const rec = openRecord(store, HARD_STATE_KEY, value, () => 'hard state');
   if (rec.length < H + 16) throw new StorageCorruptError(store, 'hard state: record too short');
-  return { term: rec.readDoubleLE(H), commit: rec.readDoubleLE(H + 8), vote: rec.toString('utf8', H + 16) };
+  return {
+    term: count(store, 'hard state: term', rec.readDoubleLE(H)),
+    commit: count(store, 'hard state: commit', rec.readDoubleLE(H + 8)),
+    vote: utf8(store, 'hard state: vote', rec, H + 16, rec.length),
+  };
 }
 
 export function encodeOffset(point: { index: number; term: number }): Buffer {
@@ -89,7 +120,10 @@ export function encodeOffset(point: { index: number; term: number }): Buffer {
 export function decodeOffset(store: string, value: Buffer): { index: number; term: number } {
   const rec = openRecord(store, OFFSET_KEY, value, () => 'compaction point');
   if (rec.length !== H + 16) throw new StorageCorruptError(store, 'compaction point: bad record length');
-  return { index: rec.readDoubleLE(H), term: rec.readDoubleLE(H + 8) };
+  return {
+    index: count(store, 'compaction point: index', rec.readDoubleLE(H)),
+    term: count(store, 'compaction point: term', rec.readDoubleLE(H + 8)),
+  };
 }
 
 export function encodeSnapshot(s: RaftSnapshot): Buffer {
@@ -114,15 +148,20 @@ export function decodeSnapshot(store: string, value: Buffer): RaftSnapshot {
   if (H + 20 + confBytes > rec.length) throw new StorageCorruptError(store, 'snapshot: conf state overruns record');
   let conf: unknown;
   try {
-    conf = JSON.parse(rec.toString('utf8', H + 20, H + 20 + confBytes));
-  } catch {
+    conf = JSON.parse(utf8(store, 'snapshot: conf state', rec, H + 20, H + 20 + confBytes));
+  } catch (err) {
+    if (err instanceof StorageCorruptError) throw err;
     throw new StorageCorruptError(store, 'snapshot: conf state is not JSON');
   }
   const c = conf as { v?: unknown; l?: unknown };
   if (!isStringArray(c.v) || !isStringArray(c.l)) throw new StorageCorruptError(store, 'snapshot: bad conf state');
   const confState: ConfState = { voters: c.v, learners: c.l };
   return {
-    meta: { index: rec.readDoubleLE(H), term: rec.readDoubleLE(H + 8), confState },
+    meta: {
+      index: count(store, 'snapshot: index', rec.readDoubleLE(H)),
+      term: count(store, 'snapshot: term', rec.readDoubleLE(H + 8)),
+      confState,
+    },
     data: bytesView(rec, H + 20 + confBytes),
   };
 }
