@@ -106,6 +106,48 @@ describe('strong module, a group of three', () => {
     expect((await old.module.strong('ns').get('k'))?.value).toBe('after');
   });
 
+  it('a leader that steps down fails its pending reads and proposals at once with not_leader', async () => {
+    const g = await three();
+    const old = g.leader();
+    if (!old) throw new Error('no leader');
+    g.network.partition(
+      [old.id],
+      VOTERS.filter((v) => v !== old.id),
+    );
+    // Cut off, the leader cannot confirm a read (no quorum answers its heartbeat) nor commit.
+    const read = old.module.replica.read({ type: 'get', namespace: 'ns', key: 'k' });
+    const write = old.module.replica.submit({ op: { type: 'register_session' } });
+    const t0 = Date.now();
+    const within = <T>(p: Promise<T>) =>
+      Promise.race([p, new Promise<string>((r) => setTimeout(() => r('still pending after 3 s'), 3_000))]);
+    const [r, w] = await Promise.all([within(read.promise.catch((e) => e)), within(write.promise.catch((e) => e))]);
+    // Check-quorum deposes it within about two election timeouts (200–400 ms here), and both fail then.
+    expect(Date.now() - t0).toBeLessThan(2_000);
+    expect(isParleyError(r, 'not_leader')).toBe(true);
+    expect(isParleyError(w, 'not_leader')).toBe(true);
+    expect(r.retryable).toBe(true);
+    g.network.heal();
+  });
+
+  it('membership: a non-member added as learner, promoted, made leader, and a voter removed', async () => {
+    const g = await three();
+    const joiner = await g.start('v4');
+    const caller = g.member('v1').module;
+    await caller.strong('m').set('before', 1);
+    await caller.cluster.addLearner('v4');
+    expect((await caller.cluster.status()).learners).toEqual(['v4']);
+    await caller.cluster.promote('v4');
+    await caller.strong('m').set('after', 2);
+    expect((await joiner.module.strong('m').get('before'))?.value).toBe(1);
+    await joiner.module.cluster.transferLeadership('v4');
+    expect(joiner.module.replica.isLeader()).toBe(true);
+    await caller.cluster.removeVoter('v3');
+    const st = await joiner.module.cluster.status();
+    expect(st.voters).toEqual(['v1', 'v2', 'v4']);
+    expect(st.leader).toBe('v4');
+    await caller.strong('m').set('still', 3);
+  });
+
   it('snapshots compact the log and a member restarted from disk recovers the state', async () => {
     const g = await three({ ...FAST, snapshotEveryEntries: 20, keepEntries: 2 });
     const l = g.leader();
