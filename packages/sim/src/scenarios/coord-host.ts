@@ -10,13 +10,14 @@
 import {
   type ApplyOutput,
   type Command,
+  type CommandResult,
   CoordStateMachine,
   decodeCommand,
   encodeCommand,
   type Operation,
 } from '@parley/coord';
 import type { ConfState, PeerId, RaftEntry, RaftLogStorage, RaftSnapshot } from '@parley/interface';
-import { RaftDriver } from '@parley/raft';
+import { RaftDriver, type ReadState } from '@parley/raft';
 import type { HostContext } from '../simulation.js';
 
 export interface CoordHostOptions {
@@ -32,6 +33,23 @@ export interface CoordHostOptions {
   onApply(host: PeerId, index: number, term: number, command: Command, output: ApplyOutput): void;
   /** Called when the state machine was replaced by a snapshot (boot or InstallSnapshot). */
   onRestore?(host: PeerId, index: number): void;
+  /** How the leader confirms a read: a heartbeat round (`safe`, ReadIndex) or its lease. Default `safe`. */
+  readOnly?: 'safe' | 'leaseBased';
+  /** Called for every read answered through `read` (`lease`: its read point came from the lease). */
+  onReadServed?(host: PeerId, lease: boolean): void;
+}
+
+/** Reads waiting for their ReadState or for the state machine to reach it, at most. */
+const MAX_PENDING_READS = 1_000;
+const ENC = new TextEncoder();
+const DEC = new TextDecoder();
+
+interface PendingRead {
+  readonly op: Operation;
+  readonly requestedAt: number;
+  index: number | undefined;
+  lease: boolean;
+  done(result: CommandResult): void;
 }
 
 export class CoordHost {
@@ -42,6 +60,11 @@ export class CoordHost {
   fatal: unknown;
   restores = 0;
   expiresProposed = 0;
+  /** Reads answered through ReadIndex (a heartbeat round) and, within the same millisecond, by the lease. */
+  readsServed = 0;
+  leaseReadsServed = 0;
+  private readSeq = 0;
+  private readonly reads = new Map<string, PendingRead>();
   private lastSnapshotIndex: number;
   private snapshotting = false;
   private leaderTerm = -1;
@@ -64,7 +87,9 @@ export class CoordHost {
         heartbeatTicks: 1,
         maxSnapshotChunkBytes: options.maxSnapshotChunkBytes,
         maxInflightMsgs: 64,
+        readOnly: options.readOnly ?? 'safe',
       },
+      onReadState: (rs) => this.onReadState(rs),
       storage: this.storage,
       transport: ctx.transport,
       scheduler: ctx.scheduler,
@@ -94,7 +119,9 @@ export class CoordHost {
       const output = this.sm.apply(command, { index: e.index, term: e.term });
       this.options.onApply(this.ctx.id, e.index, e.term, command, output);
     }
-    // The driver records the new applied index only once apply returns: snapshot from a timer.
+    // The driver records the new applied index only once apply returns: serve reads and
+    // snapshot from a timer.
+    if (this.reads.size > 0) this.ctx.scheduler.after(0, () => this.serveReads());
     if (!this.snapshotting && this.sm.applied.index - this.lastSnapshotIndex >= this.options.snapshotEveryEntries) {
       this.ctx.scheduler.after(0, () => this.maybeSnapshot());
     }
@@ -145,6 +172,49 @@ export class CoordHost {
       this.ctx.scheduler.after(this.options.tickMs, step);
     };
     this.ctx.scheduler.after(this.options.tickMs, step);
+  }
+
+  /**
+   * A linearizable read without a log entry: ReadIndex (or the lease) gives a
+   * read point, answered from the state machine once it has applied that far,
+   * at time max(state-machine time, this host's clock). False when this host
+   * does not lead (the client asks another).
+   */
+  read(op: Operation, done: (result: CommandResult) => void): boolean {
+    if (!this.isLeader() || this.reads.size >= MAX_PENDING_READS) return false;
+    const key = `${this.ctx.id}#${this.ctx.generation}/${++this.readSeq}`;
+    this.reads.set(key, { op, requestedAt: this.ctx.clock.nowMs(), index: undefined, lease: false, done });
+    try {
+      this.driver.readIndex(ENC.encode(key));
+    } catch {
+      this.reads.delete(key);
+      return false;
+    }
+    return true;
+  }
+
+  private onReadState(rs: ReadState): void {
+    const key = DEC.decode(rs.context);
+    const r = this.reads.get(key);
+    if (!r || r.index !== undefined) return;
+    r.index = rs.index;
+    // A heartbeat round takes at least one network hop each way: a read point given within
+    // the millisecond it was asked for came from the lease.
+    r.lease = this.ctx.clock.nowMs() === r.requestedAt;
+    this.serveReads();
+  }
+
+  private serveReads(): void {
+    const applied = this.driver.appliedIndex;
+    if (this.sm.applied.index > applied) return; // mid-batch: the next timer serves them
+    for (const [key, r] of this.reads) {
+      if (r.index === undefined || r.index > applied) continue;
+      this.reads.delete(key);
+      this.readsServed++;
+      if (r.lease) this.leaseReadsServed++;
+      this.options.onReadServed?.(this.ctx.id, r.lease);
+      r.done(this.sm.query(r.op, this.ctx.clock.nowMs()));
+    }
   }
 
   isLeader(): boolean {

@@ -12,10 +12,12 @@ describe('coord-* CI sweep', () => {
     expect(matchScenarios('coord-*').map((s) => s.name)).toEqual([
       'coord-3-clock-behind',
       'coord-3-crash',
+      'coord-3-lease-reads',
       'coord-3-partition',
       'coord-3-pause-skew',
       'coord-3-ttl-skew',
       'coord-5-chaos',
+      'coord-5-lease-reads',
       'coord-5-partition',
       'coord-5-ttl-clock-behind',
       'coord-5-ttl-skew',
@@ -30,6 +32,12 @@ describe('coord-* CI sweep', () => {
     // New leaders with clocks behind stamp commands behind state-machine time, which must not go back.
     const behind = perScenario.filter((s) => s.scenario.includes('clock-behind'));
     for (const s of behind) expect(s.metrics['guard.stampBehindStateMachineTime']).toBeGreaterThan(0);
+    // Reads skip the log through ReadIndex everywhere, and through the lease in the lease scenarios.
+    for (const s of perScenario.filter((x) => !x.scenario.includes('ttl')))
+      expect(s.metrics.readsServed).toBeGreaterThan(0);
+    for (const s of perScenario.filter((x) => x.scenario.includes('lease-reads'))) {
+      expect(s.metrics['guard.leaseReadsServed']).toBeGreaterThan(0);
+    }
     for (const s of perScenario) {
       expect(s.convergenceMs).toHaveLength(CI_SEEDS);
       // The checkers saw real work, and never gave up on a history.
