@@ -1,0 +1,31 @@
+/** List cursors: an opaque base64url token naming the sort and the last position returned. */
+import { InvalidArgumentError } from '@parley/interface';
+import { base64UrlDecode, base64UrlEncode, canonicalJson, utf8Decode, utf8Encode } from './json.js';
+import type { SortBy, SortOrder } from './types.js';
+
+export interface CursorPosition {
+  sortValue: number | string;
+  key: string;
+}
+
+export function encodeCursor(sortBy: SortBy, sortOrder: SortOrder, sortValue: number | string, key: string): string {
+  return base64UrlEncode(utf8Encode(canonicalJson([sortBy, sortOrder, sortValue, key])));
+}
+
+export function decodeCursor(text: string, sortBy: SortBy, sortOrder: SortOrder): CursorPosition {
+  const bad = () => new InvalidArgumentError('cursor is malformed or belongs to another sort', { cursor: text });
+  if (text.length > 8192) throw bad();
+  const bytes = base64UrlDecode(text);
+  if (!bytes) throw bad();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(utf8Decode(bytes));
+  } catch {
+    throw bad();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 4) throw bad();
+  const [by, order, sortValue, key] = parsed as unknown[];
+  if (by !== sortBy || order !== sortOrder || typeof key !== 'string') throw bad();
+  if (sortBy === 'key' ? typeof sortValue !== 'string' : typeof sortValue !== 'number') throw bad();
+  return { sortValue: sortValue as number | string, key };
+}

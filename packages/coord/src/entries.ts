@@ -1,0 +1,265 @@
+/**
+ * Plain entries and claims: set (with ifNotExists, ifVersion and fences),
+ * get, delete, list (filters, sorting, cursors, page bounds), delete by
+ * namespace pattern, and claim (first writer wins, immutable).
+ */
+import {
+  InvalidArgumentError,
+  KeyAlreadyExistsError,
+  KeyNotFoundError,
+  NamespaceFullError,
+  VersionMismatchError,
+} from '@parley/interface';
+import { type CursorPosition, decodeCursor, encodeCursor } from './cursor.js';
+import { evalFilter, type FilterNode, parseFilter } from './filter.js';
+import { compileGlob, globMatch } from './glob.js';
+import type { JsonValue } from './json.js';
+import { checkFence } from './locks.js';
+import { lockName, type Machine, type StoredEntry } from './machine.js';
+import type { Entry, EntryKind, Operation, OpResult, SortBy, SortOrder } from './types.js';
+import {
+  checkIntInRange,
+  checkKey,
+  checkNamespace,
+  checkOptionalBool,
+  checkOptionalString,
+  checkValue,
+} from './validate.js';
+import { versionToken, type WriteKind } from './version.js';
+
+export function liveEntry(s: Machine, namespace: string, key: string, now: number): StoredEntry | undefined {
+  const entry = s.namespaces.get(namespace)?.get(key);
+  return entry && entry.expiresAt > now ? entry : undefined;
+}
+
+export function view(namespace: string, key: string, e: StoredEntry): Entry {
+  return {
+    namespace,
+    key,
+    kind: e.kind,
+    value: e.value,
+    version: e.version,
+    ttlSeconds: e.ttlSeconds,
+    createdAt: e.createdAt,
+    updatedAt: e.updatedAt,
+    expiresAt: e.expiresAt,
+  };
+}
+
+export function checkTtl(s: Machine, ttl: unknown, fallback: number): number {
+  if (ttl === undefined) return fallback;
+  return checkIntInRange('ttlSeconds', ttl, s.limits.minTtlSeconds, s.limits.maxTtlSeconds);
+}
+
+/** Throws NamespaceFullError when a new key would exceed the bound (expired keys are purged first). */
+export function ensureRoom(s: Machine, namespace: string): void {
+  const map = s.namespaces.get(namespace);
+  if (!map || map.size < s.limits.maxKeysPerNamespace) return;
+  for (const [key, e] of map) if (e.expiresAt <= s.nowMs) map.delete(key);
+  if (map.size >= s.limits.maxKeysPerNamespace) {
+    throw new NamespaceFullError(namespace, s.limits.maxKeysPerNamespace);
+  }
+}
+
+export function put(
+  s: Machine,
+  namespace: string,
+  key: string,
+  previous: StoredEntry | undefined,
+  fields: { kind: EntryKind; value: JsonValue; valueBytes: number; ttlSeconds: number; expiresAt: number },
+  writeKind: WriteKind,
+): StoredEntry {
+  let map = s.namespaces.get(namespace);
+  if (!map) {
+    map = new Map();
+    s.namespaces.set(namespace, map);
+  }
+  const entry: StoredEntry = {
+    kind: fields.kind,
+    value: fields.value,
+    valueBytes: fields.valueBytes,
+    ttlSeconds: fields.ttlSeconds,
+    expiresAt: fields.expiresAt,
+    version: versionToken(s.versionKey, s.index, s.term, namespace, key, writeKind),
+    createdAt: previous ? previous.createdAt : s.nowMs,
+    updatedAt: s.nowMs,
+  };
+  map.set(key, entry);
+  s.due(entry.expiresAt);
+  return entry;
+}
+
+export function remove(s: Machine, namespace: string, key: string): void {
+  const map = s.namespaces.get(namespace);
+  if (!map) return;
+  map.delete(key);
+  if (map.size === 0) s.namespaces.delete(namespace);
+}
+
+export function setEntry(s: Machine, op: Extract<Operation, { type: 'set' }>): OpResult {
+  const namespace = checkNamespace(s.limits, op.namespace);
+  const key = checkKey(s.limits, op.key);
+  const { value, bytes } = checkValue(op.value, s.limits.maxValueBytes);
+  const ttlSeconds = checkTtl(s, op.ttlSeconds, s.limits.defaultTtlSeconds);
+  const ifNotExists = checkOptionalBool('ifNotExists', op.ifNotExists);
+  const ifVersion = checkOptionalString('ifVersion', op.ifVersion);
+  if (ifNotExists && ifVersion !== undefined) {
+    throw new InvalidArgumentError('ifNotExists and ifVersion exclude each other');
+  }
+  checkFence(s, op.fence);
+  const existing = liveEntry(s, namespace, key, s.nowMs);
+  if (existing?.kind === 'claim') throw new KeyAlreadyExistsError(namespace, key);
+  if (existing?.kind === 'lease') {
+    throw new InvalidArgumentError(`'${namespace}/${key}' holds a lease: use the lease operations`, {
+      namespace,
+      key,
+    });
+  }
+  if (ifNotExists && existing) throw new KeyAlreadyExistsError(namespace, key);
+  if (ifVersion !== undefined && existing?.version !== ifVersion) {
+    throw new VersionMismatchError(lockName(namespace, key), ifVersion, existing?.version);
+  }
+  if (!existing) ensureRoom(s, namespace);
+  const entry = put(
+    s,
+    namespace,
+    key,
+    existing,
+    { kind: 'value', value, valueBytes: bytes, ttlSeconds, expiresAt: s.nowMs + ttlSeconds * 1000 },
+    'set',
+  );
+  return { type: 'entry', entry: view(namespace, key, entry), operation: existing ? 'updated' : 'created' };
+}
+
+export function readGet(s: Machine, ns: string, k: string, now: number): OpResult {
+  const namespace = checkNamespace(s.limits, ns);
+  const key = checkKey(s.limits, k);
+  const entry = liveEntry(s, namespace, key, now);
+  if (!entry) throw new KeyNotFoundError(namespace, key);
+  return { type: 'got', entry: view(namespace, key, entry) };
+}
+
+export function deleteEntry(s: Machine, op: Extract<Operation, { type: 'delete' }>): OpResult {
+  const namespace = checkNamespace(s.limits, op.namespace);
+  const key = checkKey(s.limits, op.key);
+  const ifVersion = checkOptionalString('ifVersion', op.ifVersion);
+  checkFence(s, op.fence);
+  const existing = liveEntry(s, namespace, key, s.nowMs);
+  if (!existing) {
+    if (ifVersion !== undefined) throw new VersionMismatchError(lockName(namespace, key), ifVersion, undefined);
+    throw new KeyNotFoundError(namespace, key);
+  }
+  if (existing.kind === 'claim') {
+    throw new InvalidArgumentError(`'${namespace}/${key}' is a claim: claims are immutable`, { namespace, key });
+  }
+  if (ifVersion !== undefined && existing.version !== ifVersion) {
+    throw new VersionMismatchError(lockName(namespace, key), ifVersion, existing.version);
+  }
+  remove(s, namespace, key);
+  return { type: 'deleted', namespace, key };
+}
+
+export function readList(s: Machine, op: Extract<Operation, { type: 'list' }>, now: number): OpResult {
+  const namespace = checkNamespace(s.limits, op.namespace);
+  const q = checkOptionalString('q', op.q);
+  if (q !== undefined && q.length > s.limits.maxKeyLength) {
+    throw new InvalidArgumentError(`q must be at most ${s.limits.maxKeyLength} characters`);
+  }
+  const filterText = checkOptionalString('filter', op.filter);
+  const sortBy: SortBy = op.sortBy ?? 'key';
+  if (sortBy !== 'key' && sortBy !== 'created_at' && sortBy !== 'updated_at') {
+    throw new InvalidArgumentError("sortBy must be 'key', 'created_at' or 'updated_at'");
+  }
+  const sortOrder: SortOrder = op.sortOrder ?? 'asc';
+  if (sortOrder !== 'asc' && sortOrder !== 'desc') throw new InvalidArgumentError("sortOrder must be 'asc' or 'desc'");
+  const limit =
+    op.limit === undefined ? s.limits.defaultListLimit : checkIntInRange('limit', op.limit, 1, s.limits.maxListLimit);
+  const cursorText = checkOptionalString('cursor', op.cursor);
+  const filter: FilterNode | undefined = filterText === undefined ? undefined : parseFilter(filterText);
+  const after = cursorText === undefined ? undefined : decodeCursor(cursorText, sortBy, sortOrder);
+  const needle = q?.toLowerCase();
+
+  const sortValue = (key: string, e: StoredEntry): number | string =>
+    sortBy === 'key' ? key : sortBy === 'created_at' ? e.createdAt : e.updatedAt;
+  const sign = sortOrder === 'asc' ? 1 : -1;
+  const compare = (a: CursorPosition, b: CursorPosition): number => {
+    let c = 0;
+    if (a.sortValue < b.sortValue) c = -1;
+    else if (a.sortValue > b.sortValue) c = 1;
+    else if (a.key < b.key) c = -1;
+    else if (a.key > b.key) c = 1;
+    return c * sign;
+  };
+
+  const matches: { pos: CursorPosition; entry: StoredEntry }[] = [];
+  const map = s.namespaces.get(namespace);
+  if (map) {
+    for (const [key, e] of map) {
+      if (e.expiresAt <= now) continue;
+      if (needle !== undefined && !key.toLowerCase().includes(needle)) continue;
+      const pos = { sortValue: sortValue(key, e), key };
+      if (after && compare(pos, after) <= 0) continue;
+      if (filter && !evalFilter(filter, e.value)) continue;
+      matches.push({ pos, entry: e });
+    }
+  }
+  matches.sort((a, b) => compare(a.pos, b.pos));
+  // A page ends at `limit` items or when the next value would push it past maxListPageBytes.
+  const page: typeof matches = [];
+  let pageBytes = 0;
+  for (const m of matches) {
+    if (page.length >= limit) break;
+    if (page.length > 0 && pageBytes + m.entry.valueBytes > s.limits.maxListPageBytes) break;
+    page.push(m);
+    pageBytes += m.entry.valueBytes;
+  }
+  const last = page.at(-1);
+  const nextCursor =
+    matches.length > page.length && last ? encodeCursor(sortBy, sortOrder, last.pos.sortValue, last.pos.key) : null;
+  return { type: 'list', items: page.map((m) => view(namespace, m.pos.key, m.entry)), nextCursor };
+}
+
+export function deleteNamespace(s: Machine, op: Extract<Operation, { type: 'delete_namespace' }>): OpResult {
+  const namespace = checkNamespace(s.limits, op.namespace);
+  if (op.confirm !== true) throw new InvalidArgumentError('deleteNamespace requires confirm: true');
+  const pattern = checkOptionalString('pattern', op.pattern) ?? '*';
+  const glob = compileGlob(pattern);
+  const map = s.namespaces.get(namespace);
+  let deleted = 0;
+  if (map) {
+    for (const [key, e] of map) {
+      if (!globMatch(glob, key)) continue;
+      if (e.expiresAt > s.nowMs) deleted++;
+      map.delete(key);
+    }
+    if (map.size === 0) s.namespaces.delete(namespace);
+  }
+  return { type: 'namespace_deleted', deleted_count: deleted, namespace, pattern_used: pattern };
+}
+
+export function claim(s: Machine, op: Extract<Operation, { type: 'claim' }>): OpResult {
+  const namespace = checkNamespace(s.limits, op.namespace);
+  const key = checkKey(s.limits, op.key);
+  const { value, bytes } = checkValue(op.value, s.limits.maxValueBytes);
+  const ttlSeconds = checkTtl(s, op.ttlSeconds, s.limits.defaultClaimTtlSeconds);
+  const existing = liveEntry(s, namespace, key, s.nowMs);
+  if (existing) {
+    return {
+      type: 'claim',
+      won: false,
+      value: existing.value,
+      version: existing.version,
+      entry: view(namespace, key, existing),
+    };
+  }
+  ensureRoom(s, namespace);
+  const entry = put(
+    s,
+    namespace,
+    key,
+    undefined,
+    { kind: 'claim', value, valueBytes: bytes, ttlSeconds, expiresAt: s.nowMs + ttlSeconds * 1000 },
+    'claim',
+  );
+  return { type: 'claim', won: true, value, version: entry.version, entry: view(namespace, key, entry) };
+}
