@@ -1,7 +1,20 @@
 import { InvalidArgumentError, NamespaceFullError, ValueTooLargeError } from '@parley/interface';
 import { DotContext, subtractRanges } from './context.js';
-import { HLC_ZERO, type Hlc, HybridLogicalClock, hlcVersion } from './hlc.js';
+import { lowerBound, type OriginIndex, settle } from './dot-index.js';
+import { HLC_ZERO, HybridLogicalClock } from './hlc.js';
 import { isWellFormed, normalizeJson, utf8Length, wellFormedUtf8Length } from './json.js';
+import {
+  entryOf,
+  expiresAtOf,
+  forEachDot,
+  holdsDot,
+  joinKeyStates,
+  latestStampOf,
+  maxLogicalAt,
+  maxWallOf,
+  seenBy,
+  sortShares,
+} from './key-state.js';
 import { MAX_SEQ, MAX_TTL_SECONDS } from './limits.js';
 import { addToShare } from './pn-counter.js';
 import { Register } from './register.js';
@@ -16,13 +29,13 @@ import type {
   JsonValue,
   KeyState,
   MergeResult,
-  RegisterState,
   ReplicaStats,
   SetOptions,
   TombstoneState,
 } from './types.js';
 import { checkDelta, checkDigest } from './validate.js';
 
+export { entryOf, expiresAtOf, forEachDot, joinKeyStates } from './key-state.js';
 export { MAX_TTL_SECONDS } from './limits.js';
 export const DEFAULT_TTL_SECONDS = 3600;
 export const DEFAULT_MAX_VALUE_BYTES = 1_048_576;
@@ -70,162 +83,6 @@ export interface GcOptions {
 
 const EMPTY_RANGES: DotRanges = new Map();
 
-/** Stamp order of two key states by their (wallMs, logical, node) identity. */
-function compareBorn(a: KeyState, b: KeyState): number {
-  if (a.wallMs !== b.wallMs) return a.wallMs < b.wallMs ? -1 : 1;
-  if (a.logical !== b.logical) return a.logical < b.logical ? -1 : 1;
-  if (a.node === b.node) return 0;
-  return a.node < b.node ? -1 : 1;
-}
-
-const TYPE_RANK = { register: 0, tombstone: 1, counter: 2 } as const;
-
-/** Later of two shares of the same node: by stamp, then seq, then ttl (total, so the join is too). */
-function laterShare(a: CounterShare, b: CounterShare): CounterShare {
-  if (a.wallMs !== b.wallMs) return a.wallMs > b.wallMs ? a : b;
-  if (a.logical !== b.logical) return a.logical > b.logical ? a : b;
-  if (a.seq !== b.seq) return a.seq > b.seq ? a : b;
-  return a.ttlSeconds >= b.ttlSeconds ? a : b;
-}
-
-function joinShares(a: CounterShare, b: CounterShare): CounterShare {
-  const last = laterShare(a, b);
-  const inc = Math.max(a.inc, b.inc);
-  const dec = Math.max(a.dec, b.dec);
-  if (inc === last.inc && dec === last.dec) return last;
-  return { inc, dec, wallMs: last.wallMs, logical: last.logical, seq: last.seq, ttlSeconds: last.ttlSeconds };
-}
-
-function sameShare(a: CounterShare, b: CounterShare): boolean {
-  return (
-    a.inc === b.inc &&
-    a.dec === b.dec &&
-    a.wallMs === b.wallMs &&
-    a.logical === b.logical &&
-    a.seq === b.seq &&
-    a.ttlSeconds === b.ttlSeconds
-  );
-}
-
-/** Join of two incarnations with the same birth stamp: shares join per node. Returns `a` when b adds nothing. */
-function joinCounters(a: CounterState, b: CounterState): CounterState {
-  let shares: Map<string, CounterShare> | undefined;
-  for (const [node, theirs] of b.shares) {
-    const mine = a.shares.get(node);
-    const joined = mine ? joinShares(mine, theirs) : theirs;
-    if (mine && sameShare(mine, joined)) continue;
-    shares ??= new Map(a.shares);
-    shares.set(node, joined);
-  }
-  const createdAt = Math.min(a.createdAt, b.createdAt);
-  if (!shares && createdAt === a.createdAt) return a;
-  return {
-    type: 'counter',
-    key: a.key,
-    wallMs: a.wallMs,
-    logical: a.logical,
-    node: a.node,
-    createdAt,
-    shares: shares ? sortShares(shares) : a.shares,
-  };
-}
-
-function sortShares(shares: Map<string, CounterShare>): Map<string, CounterShare> {
-  if (shares.size < 2) return shares;
-  return new Map([...shares].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0)));
-}
-
-/** Deterministic order for two registers with the same stamp (only a faulty peer makes them). */
-function compareRegisterPayload(a: RegisterState, b: RegisterState): number {
-  if (a.seq !== b.seq) return a.seq - b.seq;
-  if (a.ttlSeconds !== b.ttlSeconds) return a.ttlSeconds - b.ttlSeconds;
-  if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
-  const ta = JSON.stringify(a.value);
-  const tb = JSON.stringify(b.value);
-  return ta < tb ? -1 : ta > tb ? 1 : 0;
-}
-
-/**
- * The join of two states of one key: the greater birth stamp wins (LWW); two
- * incarnations of one counter join their shares. Ties on the stamp, which only
- * a faulty peer produces, break deterministically. Returns `a` when it already
- * dominates `b`.
- */
-export function joinKeyStates(a: KeyState, b: KeyState): KeyState {
-  const c = compareBorn(a, b);
-  if (c > 0) return a;
-  if (c < 0) return b;
-  if (a.type === 'counter' && b.type === 'counter') return joinCounters(a, b);
-  // A counter sits just after the state its base names, so it wins that tie.
-  if (a.type !== b.type) return TYPE_RANK[a.type] > TYPE_RANK[b.type] ? a : b;
-  if (a.type === 'tombstone') return (a as TombstoneState).seq >= (b as TombstoneState).seq ? a : b;
-  return compareRegisterPayload(a as RegisterState, b as RegisterState) >= 0 ? a : b;
-}
-
-/** Calls fn for every dot (node, seq) a key state carries. */
-export function forEachDot(state: KeyState, fn: (node: string, seq: number) => void): void {
-  if (state.type === 'counter') {
-    for (const [node, share] of state.shares) fn(node, share.seq);
-  } else {
-    fn(state.node, state.seq);
-  }
-}
-
-function holdsDot(state: KeyState | undefined, node: string, seq: number): boolean {
-  if (!state) return false;
-  if (state.type === 'counter') return state.shares.get(node)?.seq === seq;
-  return state.node === node && state.seq === seq;
-}
-
-/** The share with the latest stamp (it sets the counter's TTL, version and updatedAt). */
-function latestShare(state: CounterState): [string, CounterShare] {
-  let bestNode = '';
-  let best: CounterShare | undefined;
-  for (const [node, share] of state.shares) {
-    if (
-      !best ||
-      share.wallMs > best.wallMs ||
-      (share.wallMs === best.wallMs &&
-        (share.logical > best.logical || (share.logical === best.logical && node > bestNode)))
-    ) {
-      best = share;
-      bestNode = node;
-    }
-  }
-  return [bestNode, best as CounterShare];
-}
-
-/** When a key state reads as absent: tombstones always (−∞), entries at updatedAt + ttl. */
-export function expiresAtOf(state: KeyState): number {
-  switch (state.type) {
-    case 'tombstone':
-      return Number.NEGATIVE_INFINITY;
-    case 'register':
-      return state.wallMs + state.ttlSeconds * 1000;
-    case 'counter': {
-      if (state.shares.size === 0) return Number.NEGATIVE_INFINITY;
-      const [, s] = latestShare(state);
-      return s.wallMs + s.ttlSeconds * 1000;
-    }
-  }
-}
-
-/** The entry a reader sees for a register or counter state (ignoring expiry). */
-export function entryOf(state: RegisterState | CounterState): Entry {
-  if (state.type === 'register') return Register.from(state);
-  const [node, last] = latestShare(state);
-  let total = 0;
-  for (const s of state.shares.values()) total += s.inc - s.dec;
-  return {
-    value: total,
-    version: hlcVersion({ wallMs: last.wallMs, logical: last.logical, node }),
-    ttlSeconds: last.ttlSeconds,
-    createdAt: state.createdAt,
-    updatedAt: last.wallMs,
-    expiresAt: last.wallMs + last.ttlSeconds * 1000,
-  };
-}
-
 /** Canonical order of key states in deltas and encodings: by key. */
 function byKey(a: KeyState, b: KeyState): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
@@ -235,16 +92,6 @@ function positiveInt(name: string, v: number | undefined, dflt: number): number 
   const x = v ?? dflt;
   if (!Number.isSafeInteger(x) || x < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
   return x;
-}
-
-/** Per-origin index from dot to key, for O(difference) anti-entropy. */
-interface OriginIndex {
-  /** Sorted by seq. */
-  seqs: number[];
-  keys: string[];
-  /** Appended out of order; merged into seqs/keys before a scan. */
-  tailSeqs: number[];
-  tailKeys: string[];
 }
 
 /**
@@ -714,70 +561,4 @@ export class NamespaceReplica {
     all.sort((a, b) => a[1] - b[1]);
     for (const [node, seq, key] of all) this.indexDot(node, seq, key);
   }
-}
-
-/** The stamp of the latest write a key state holds. */
-function latestStampOf(state: KeyState): Hlc {
-  if (state.type !== 'counter') return state;
-  const [node, s] = latestShare(state);
-  return { wallMs: s.wallMs, logical: s.logical, node };
-}
-
-function seenBy(ctx: DotContext, state: KeyState): boolean {
-  let all = true;
-  forEachDot(state, (node, seq) => {
-    if (!ctx.has(node, seq)) all = false;
-  });
-  return all;
-}
-
-function maxWallOf(state: KeyState): number {
-  let w = state.wallMs;
-  if (state.type === 'counter') for (const s of state.shares.values()) if (s.wallMs > w) w = s.wallMs;
-  return w;
-}
-
-function maxLogicalAt(state: KeyState, wallMs: number): number {
-  let l = state.wallMs === wallMs ? state.logical : 0;
-  if (state.type === 'counter') {
-    for (const s of state.shares.values()) if (s.wallMs === wallMs && s.logical > l) l = s.logical;
-  }
-  return l;
-}
-
-function lowerBound(a: readonly number[], x: number): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((a[mid] as number) < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** Merges an index's unsorted tail into its sorted part. */
-function settle(idx: OriginIndex): void {
-  if (idx.tailSeqs.length === 0) return;
-  const order = idx.tailSeqs.map((_, i) => i).sort((a, b) => (idx.tailSeqs[a] as number) - (idx.tailSeqs[b] as number));
-  const seqs: number[] = [];
-  const keys: string[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < idx.seqs.length || j < order.length) {
-    const t = order[j];
-    if (t === undefined || (i < idx.seqs.length && (idx.seqs[i] as number) <= (idx.tailSeqs[t] as number))) {
-      seqs.push(idx.seqs[i] as number);
-      keys.push(idx.keys[i] as string);
-      i++;
-    } else {
-      seqs.push(idx.tailSeqs[t] as number);
-      keys.push(idx.tailKeys[t] as string);
-      j++;
-    }
-  }
-  idx.seqs = seqs;
-  idx.keys = keys;
-  idx.tailSeqs = [];
-  idx.tailKeys = [];
 }
