@@ -207,7 +207,7 @@ export class StrongRouter {
         hops = 0;
         const jitter = this.ctx.random.int(Math.max(1, backoffMs));
         await this.sleep(Math.min(backoffMs + jitter, Math.max(1, deadlineMs - this.ctx.clock.nowMs())));
-        backoffMs = Math.min(backoffMs * 2, 16 * this.options.tickMs);
+        backoffMs = Math.min(backoffMs * 2, 4 * this.options.tickMs);
       }
     }
   }

@@ -1,7 +1,7 @@
 import { FenceStaleError, isParleyError, KeyAlreadyExistsError, VersionMismatchError } from '@parley/interface';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StrongChange } from '../api.js';
-import { MemoryGroup } from './testing.js';
+import { FAST, MemoryGroup } from './testing.js';
 
 let group: MemoryGroup | undefined;
 afterEach(async () => {
@@ -9,8 +9,8 @@ afterEach(async () => {
   group = undefined;
 });
 
-async function lone() {
-  group = new MemoryGroup(['solo']);
+async function lone(options = {}) {
+  group = new MemoryGroup(['solo'], { ...FAST, ...options });
   const m = await group.start('solo');
   return m.module;
 }
@@ -136,6 +136,25 @@ describe('strong module, a group of one', () => {
     const stop2 = ns.watch({ fromRevision: seen[1]?.revision }, (c) => replay.push(c));
     stop2();
     expect(replay.map((c) => c.key)).toEqual(['a1', 'a3']);
+  });
+
+  it('watch from a revision no longer kept fails with compacted', async () => {
+    const s = await lone({ maxWatchHistory: 2 });
+    const ns = s.strong('w');
+    const first = await ns.set('a', 1);
+    for (let i = 0; i < 4; i++) await ns.set('a', i);
+    expect(() => ns.watch({ fromRevision: 0 }, () => {})).toThrow(expect.objectContaining({ code: 'compacted' }));
+    expect(first.entry.version).toBeTruthy();
+  });
+
+  it('calls beyond the session slots and the bounded queue fail at once with unavailable', async () => {
+    const s = await lone({ maxSessions: 1, maxQueuedCalls: 1 });
+    const ns = s.strong('q');
+    const outcomes = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => ns.set(`k${i}`, i)));
+    const refused = outcomes.filter((o) => o.status === 'rejected');
+    expect(refused.length).toBeGreaterThan(0);
+    for (const o of refused) expect(isParleyError((o as PromiseRejectedResult).reason, 'unavailable')).toBe(true);
+    expect(outcomes.filter((o) => o.status === 'fulfilled').length).toBeGreaterThanOrEqual(2);
   });
 
   it('cluster status of a lone node', async () => {

@@ -1,0 +1,70 @@
+import { isParleyError, SeededRandom, testSeed, withSeed } from '@parley/interface';
+import { describe, expect, it } from 'vitest';
+import { decodeChanges, decodeRequest, encodeChanges, encodeRequest, MAX_WAIT_MS, type StrongRequest } from './wire.js';
+
+const SAMPLES: StrongRequest[] = [
+  {
+    kind: 'write',
+    timeoutMs: 3000,
+    command: {
+      clientId: 's1',
+      seq: 4,
+      ackSeq: 3,
+      op: { type: 'set', namespace: 'ns', key: 'k', value: { a: [1, 'x'] }, ifVersion: 'v' },
+    },
+  },
+  { kind: 'read', timeoutMs: 10, command: { op: { type: 'get', namespace: 'ns', key: 'k' } } },
+  { kind: 'register', timeoutMs: 1 },
+  { kind: 'admin', timeoutMs: 5000, action: 'addLearner', peer: 'p4' },
+  { kind: 'changes', timeoutMs: 250, fromRevision: 17, namespace: 'ns', prefix: 'a/', limit: 1000 },
+  { kind: 'changes', timeoutMs: 250, fromRevision: 0, namespace: 'ns', prefix: undefined, limit: 5 },
+];
+
+describe('strong wire codec', () => {
+  it('round-trips every request kind', () => {
+    for (const req of SAMPLES) expect(decodeRequest(encodeRequest(req))).toEqual(req);
+    const page = { changes: [{ namespace: 'n', key: 'k', type: 'delete' as const, revision: 9 }], revision: 12 };
+    expect(decodeChanges(encodeChanges(page))).toEqual(page);
+  });
+
+  it('refuses bad versions, kinds, actions, over-long waits and trailing bytes with decode_error', () => {
+    const good = encodeRequest(SAMPLES[2] as StrongRequest);
+    const bad = [
+      Uint8Array.of(2, 3, 1),
+      Uint8Array.of(1, 9, 1),
+      new Uint8Array([...good, 0]),
+      encodeRequest({ kind: 'register', timeoutMs: MAX_WAIT_MS }).map((b, i) => (i === 2 ? 0xff : b)),
+      new Uint8Array(0),
+    ];
+    for (const bytes of bad)
+      expect(() => decodeRequest(bytes)).toThrow(expect.objectContaining({ code: 'decode_error' }));
+    const admin = encodeRequest({ kind: 'admin', timeoutMs: 1, action: 'addVoter', peer: 'p' });
+    const tampered = new TextDecoder().decode(admin).replace('addVoter', 'rmrfVote');
+    expect(() => decodeRequest(new TextEncoder().encode(tampered))).toThrow(/admin action/);
+    expect(() => decodeChanges(new TextEncoder().encode('{"changes":[{"key":1}],"revision":1}'))).toThrow(/malformed/);
+    expect(() => decodeChanges(new TextEncoder().encode('not json'))).toThrow(/malformed/);
+  });
+
+  it('decoding mutated and random bytes throws nothing but DecodeError', () => {
+    withSeed(testSeed(7), (seed) => {
+      const rng = new SeededRandom(seed);
+      const encoded = SAMPLES.map(encodeRequest);
+      for (let i = 0; i < 3000; i++) {
+        let bytes: Uint8Array;
+        if (i % 3 === 0) {
+          bytes = new Uint8Array(rng.int(64));
+          for (let j = 0; j < bytes.length; j++) bytes[j] = rng.int(256);
+        } else {
+          bytes = (encoded[rng.int(encoded.length)] as Uint8Array).slice();
+          for (let m = 0; m < 1 + rng.int(4); m++) bytes[rng.int(bytes.length)] = rng.int(256);
+          if (rng.int(4) === 0) bytes = bytes.subarray(0, rng.int(bytes.length));
+        }
+        try {
+          decodeRequest(bytes);
+        } catch (err) {
+          if (!isParleyError(err, 'decode_error')) throw err;
+        }
+      }
+    });
+  });
+});
