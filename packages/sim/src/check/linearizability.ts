@@ -34,9 +34,9 @@ export interface LinearizabilityOptions {
   /** Give up with `unknown` when the memo holds this many entries. Default: no limit but `maxMemoBytes`. */
   readonly maxMemoEntries?: number;
   /**
-   * Give up with `unknown` when the memo of one partition holds this many bytes.
-   * Default 512 MiB. The memo grows with need: a history without concurrency
-   * needs a few words per call.
+   * Give up with `unknown` when the memo of one partition (its configurations and
+   * the distinct states they name) holds this many bytes. Default 512 MiB. The memo
+   * grows with need: a history without concurrency needs a few words per call.
    */
   readonly maxMemoBytes?: number;
   /** Clock for `timeoutMs` (injectable for tests). Default `performance.now`. */
@@ -384,7 +384,7 @@ function checkPartition<S, I, O>(
         budget.stepsUsed += steps;
         return { kind: 'unknown', steps, reason: 'timeout' };
       }
-      if (memo.size > maxMemoEntries || memo.bytes > budget.maxMemoBytes) {
+      if (memo.size > maxMemoEntries || memo.bytes + states.bytes > budget.maxMemoBytes) {
         budget.stepsUsed += steps;
         return { kind: 'unknown', steps, reason: 'max-memo' };
       }

@@ -158,11 +158,17 @@ export class StateInterner<S> {
   private readonly primitives = new Map<unknown, number>();
   private readonly composites = new Map<string, number>();
   private count = 0;
+  private keyBytes = 0;
 
   constructor(private readonly key?: (s: S) => string | number | boolean | null) {}
 
   get size(): number {
     return this.count;
+  }
+
+  /** An estimate of the bytes the table holds (keys and entries), for memory caps. */
+  get bytes(): number {
+    return this.keyBytes + 48 * this.count;
   }
 
   intern(state: S): number {
@@ -184,6 +190,7 @@ export class StateInterner<S> {
     if (id === undefined) {
       id = this.count++;
       table.set(k, id);
+      if (typeof k === 'string') this.keyBytes += 2 * k.length;
     }
     return id;
   }
