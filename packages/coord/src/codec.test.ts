@@ -1,9 +1,16 @@
-import { testSeed, withSeed } from '@parley/interface';
+import { DecodeError, testSeed, withSeed } from '@parley/interface';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeCommand, decodeResult, encodeCommand, encodeResult, MAX_COMMAND_BYTES } from './codec.js';
+import {
+  decodeCommand,
+  decodeResult,
+  encodeCommand,
+  encodeResult,
+  MAX_COMMAND_BYTES,
+  MAX_ENVELOPE_DEPTH,
+} from './codec.js';
 import { CoordHarness } from './harness.js';
-import { base64UrlDecode, base64UrlEncode, canonicalJson, utf8Length } from './json.js';
+import { base64UrlDecode, base64UrlEncode, canonicalJson, type JsonValue, MAX_JSON_DEPTH, utf8Length } from './json.js';
 import type { Command, CommandResult } from './types.js';
 
 const seed = testSeed(20261129);
@@ -234,5 +241,49 @@ describe('snapshot decoding', () => {
         { seed, numRuns: 1500 },
       ),
     );
+  });
+});
+
+describe('nesting bounds', () => {
+  function nest(depth: number): JsonValue {
+    let v: JsonValue = 0;
+    for (let i = 0; i < depth; i++) v = i % 2 === 0 ? [v] : { a: v };
+    return v;
+  }
+
+  it('encodes a command holding a value at the depth limit, and anything the decoder accepts re-encodes', () => {
+    const command: Command = { nowMs: 1, op: { type: 'set', namespace: 'n', key: 'k', value: nest(MAX_JSON_DEPTH) } };
+    expect(decodeCommand(encodeCommand(command))).toEqual(command);
+    // A body exactly at the envelope bound decodes and re-encodes; one level more is a DecodeError.
+    const text = (depth: number) => `{"ok":true,"value":{"type":"noop","x":${JSON.stringify(nest(depth - 2))}}}`;
+    const frame = (body: string) => new Uint8Array([0x50, 0x43, 1, 2, ...new TextEncoder().encode(body)]);
+    const atBound = decodeResult(frame(text(MAX_ENVELOPE_DEPTH)));
+    expect(decodeResult(encodeResult(atBound))).toEqual(atBound);
+    expect(() => decodeResult(frame(text(MAX_ENVELOPE_DEPTH + 1)))).toThrow(DecodeError);
+  });
+
+  it('refuses numbers past float64 (they parse to Infinity and would not re-encode)', () => {
+    const frame = (tag: number, body: string) =>
+      new Uint8Array([0x50, 0x43, 1, tag, ...new TextEncoder().encode(body)]);
+    const set = (value: string) => `{"nowMs":1,"op":{"key":"k","namespace":"n","type":"set","value":${value}}}`;
+    for (const big of ['1e400', '-1e400', '[1,{"a":1E999}]', '1'.repeat(400)]) {
+      expect(() => decodeCommand(frame(1, set(big)))).toThrow(DecodeError);
+      expect(() => decodeResult(frame(2, `{"ok":true,"value":{"type":"noop","x":${big}}}`))).toThrow(DecodeError);
+    }
+    expect(decodeCommand(frame(1, set('["1e400",1e300,0,1E2]'))).op).toMatchObject({
+      value: ['1e400', 1e300, 0, 100],
+    });
+  });
+
+  it('snapshots and restores a state whose values and lock metadata are at the depth limit', () => {
+    const h = new CoordHarness();
+    const deep = nest(MAX_JSON_DEPTH);
+    h.run({ type: 'set', namespace: 'n', key: 'k', value: deep });
+    h.run({ type: 'lock_acquire', namespace: 'm', key: 'r', owner: 'o', ttlSeconds: 9, metadata: deep });
+    h.run({ type: 'lock_acquire', namespace: 'm', key: 'r', owner: 'p', metadata: deep, waitSeconds: 5 });
+    const bytes = h.sm.snapshot(); // threw InvalidArgumentError when the envelope counted against the value's limit
+    const copy = new CoordHarness();
+    copy.sm.restore(bytes);
+    expect(copy.sm.snapshot()).toEqual(bytes);
   });
 });

@@ -30,6 +30,14 @@ export const MAX_COMMAND_BYTES = 4 * 1_048_576;
 /** Largest encoded result (a list page can carry many values). */
 export const MAX_RESULT_BYTES = 64 * 1_048_576;
 
+/**
+ * Deepest nesting of a whole command, result or snapshot body. A value may be MAX_JSON_DEPTH deep, and the
+ * envelope around it adds up to 9 levels (a cached list result in a snapshot's session table), so the
+ * encoder and the decoder share this one bound: whatever decodes re-encodes, and every state a value may
+ * reach can be snapshotted.
+ */
+export const MAX_ENVELOPE_DEPTH = MAX_JSON_DEPTH + 16;
+
 const MAGIC0 = 0x50;
 const MAGIC1 = 0x43;
 
@@ -63,8 +71,26 @@ function unframe(bytes: Uint8Array, tag: number, maxBytes: number): unknown {
   } catch {
     throw new DecodeError('malformed JSON body', 4);
   }
-  if (jsonDepthExceeds(value, MAX_JSON_DEPTH + 8)) throw new DecodeError('JSON nesting too deep', 4);
+  if (jsonDepthExceeds(value, MAX_ENVELOPE_DEPTH)) throw new DecodeError('JSON nesting too deep', 4);
+  if (MAYBE_OVERFLOW.test(text) && hasNonFinite(value)) throw new DecodeError('JSON number out of range', 4);
   return value;
+}
+
+/** JSON.parse yields ±Infinity only for a literal with an exponent or 309+ digits: walk the tree only then. */
+const MAYBE_OVERFLOW = /[eE]|\d{309}/;
+
+/** Iterative, like the depth check: a non-finite number would not re-encode (canonicalJson refuses it). */
+function hasNonFinite(root: unknown): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return true;
+    } else if (v !== null && typeof v === 'object') {
+      for (const c of Array.isArray(v) ? v : Object.values(v)) stack.push(c);
+    }
+  }
+  return false;
 }
 
 // ------------------------------------------------------------------ commands
@@ -202,7 +228,7 @@ function validateCommand(v: unknown): Command {
 
 /** Encodes a command for the Raft log. Throws InvalidArgumentError if it holds non-JSON data. */
 export function encodeCommand(command: Command): Uint8Array {
-  return frame(TAG_COMMAND, canonicalJson(command));
+  return frame(TAG_COMMAND, canonicalJson(command, MAX_ENVELOPE_DEPTH));
 }
 
 /** Decodes untrusted command bytes; throws only DecodeError. */
@@ -232,7 +258,7 @@ const RESULT_TYPES = new Set([
 ]);
 
 export function encodeResult(result: CommandResult): Uint8Array {
-  return frame(TAG_RESULT, canonicalJson(result));
+  return frame(TAG_RESULT, canonicalJson(result, MAX_ENVELOPE_DEPTH));
 }
 
 /** Decodes untrusted result bytes (checks the envelope, result type and error code); throws only DecodeError. */
@@ -261,7 +287,7 @@ export function decodeResult(bytes: Uint8Array): CommandResult {
 // ------------------------------------------------------------------ snapshots
 
 export function encodeSnapshotBody(body: JsonValue): Uint8Array {
-  return frame(TAG_SNAPSHOT, canonicalJson(body));
+  return frame(TAG_SNAPSHOT, canonicalJson(body, MAX_ENVELOPE_DEPTH));
 }
 
 /** The parsed (not yet validated) snapshot body; the state machine validates its shape. */

@@ -16,15 +16,15 @@ export const MAX_JSON_DEPTH = 64;
 /**
  * Canonical JSON text of `value`. Throws InvalidArgumentError for anything that
  * is not plain JSON (NaN, Infinity, functions, class instances, undefined in
- * arrays, depth beyond MAX_JSON_DEPTH).
+ * arrays, depth beyond `maxDepth`, by default MAX_JSON_DEPTH).
  *
  * Object keys come out in JavaScript's enumeration order after inserting them
  * sorted by UTF-16 code unit: array-index keys ("0", "7", "10") first in
  * numeric order, then every other key in code-unit order. Every replica runs
  * the same rule, so the text is a pure function of the value.
  */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(canonicalize(value));
+export function canonicalJson(value: unknown, maxDepth = MAX_JSON_DEPTH): string {
+  return JSON.stringify(canonicalize(value, maxDepth));
 }
 
 /**
@@ -32,8 +32,8 @@ export function canonicalJson(value: unknown): string {
  * order), otherwise a copy whose objects are rebuilt in canonical key order.
  * Only the subtrees that need it are copied.
  */
-export function canonicalize(value: unknown): JsonValue {
-  return canon(value, 0) as JsonValue;
+export function canonicalize(value: unknown, maxDepth = MAX_JSON_DEPTH): JsonValue {
+  return canon(value, 0, maxDepth) as JsonValue;
 }
 
 function isArrayIndexKey(key: string): boolean {
@@ -42,7 +42,7 @@ function isArrayIndexKey(key: string): boolean {
   return /^(?:0|[1-9][0-9]{0,9})$/.test(key) && Number(key) < 4_294_967_295;
 }
 
-function canon(value: unknown, depth: number): unknown {
+function canon(value: unknown, depth: number, maxDepth: number): unknown {
   if (value === null) return value;
   switch (typeof value) {
     case 'boolean':
@@ -56,13 +56,13 @@ function canon(value: unknown, depth: number): unknown {
     default:
       throw new InvalidArgumentError(`not a JSON value: ${typeof value}`);
   }
-  if (depth >= MAX_JSON_DEPTH) throw new InvalidArgumentError(`JSON nesting deeper than ${MAX_JSON_DEPTH}`);
+  if (depth >= maxDepth) throw new InvalidArgumentError(`JSON nesting deeper than ${maxDepth}`);
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
       if (item === undefined) throw new InvalidArgumentError('JSON arrays cannot hold undefined');
-      const c = canon(item, depth + 1);
+      const c = canon(item, depth + 1, maxDepth);
       if (c !== item && copy === undefined) copy = value.slice(0, i);
       copy?.push(c);
     }
@@ -82,7 +82,7 @@ function canon(value: unknown, depth: number): unknown {
       rebuild = true;
       continue;
     }
-    const c = canon(item, depth + 1);
+    const c = canon(item, depth + 1, maxDepth);
     if (c !== item) {
       rebuild = true;
       changed ??= [];
