@@ -12,7 +12,7 @@
  * Anything else — another exception, a hang, a blown heap — is a failure.
  */
 import { ParleyError } from '@parley/interface';
-import { bytesEqual, deepEqual, footprint } from './equal.js';
+import { bytesEqual, firstDifference, footprint } from './equal.js';
 import { type AnyTarget, InvariantError } from './target.js';
 
 export type FailureKind =
@@ -28,6 +28,7 @@ export type FailureKind =
   | 'unstable-encoding'
   | 'non-canonical'
   | 'valid-mismatch'
+  | 'valid-rejected'
   | 'encoder-threw'
   | 'hang'
   | 'out-of-memory';
@@ -121,9 +122,9 @@ export function checkInput(target: AnyTarget, input: Uint8Array): Outcome {
     return fail('redecode-threw', err, 'the re-encoded value does not decode: ');
   }
   const norm = target.normalize ?? ((v: unknown) => v);
-  if (!deepEqual(norm(v1), norm(v2))) {
-    return failText('round-trip-mismatch', 'decode(encode(decode(b))) differs from decode(b)');
-  }
+  const diff = firstDifference(norm(v1), norm(v2));
+  if (diff !== undefined)
+    return failText('round-trip-mismatch', `decode(encode(decode(b))) differs from decode(b) at ${diff}`);
   let e2: Uint8Array;
   try {
     e2 = target.encode(v2);
@@ -145,11 +146,11 @@ export function checkValid(target: AnyTarget, value: unknown, bytes: Uint8Array)
   } catch (err) {
     const bad = classifyThrow(target, err);
     if (bad) return bad;
+    if (target.strict) return fail('valid-rejected', err, 'the encoding of a valid value does not decode: ');
     return { status: 'rejected', code: (err as ParleyError).code, decodeMs: 0 };
   }
   const norm = target.normalize ?? ((v: unknown) => v);
-  if (!deepEqual(norm(value), norm(decoded))) {
-    return failText('valid-mismatch', 'a valid value decodes to a different value');
-  }
+  const diff = firstDifference(norm(value), norm(decoded));
+  if (diff !== undefined) return failText('valid-mismatch', `a valid value decodes to a different value at ${diff}`);
   return checkInput(target, bytes);
 }

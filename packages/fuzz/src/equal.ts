@@ -11,51 +11,78 @@
  */
 
 export function deepEqual(a: unknown, b: unknown): boolean {
-  const stack: [unknown, unknown][] = [[a, b]];
+  return firstDifference(a, b) === undefined;
+}
+
+function show(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
+  if (typeof v === 'number' && Object.is(v, -0)) return '-0';
+  if (v === null || typeof v !== 'object') return String(v);
+  return Array.isArray(v) ? `array(${v.length})` : (Object.getPrototypeOf(v)?.constructor?.name ?? 'object');
+}
+
+/** A path as a linked list from the leaf up (building strings per step would be quadratic in depth). */
+interface PathStep {
+  parent: PathStep | undefined;
+  step: string;
+}
+
+function render(path: PathStep | undefined): string {
+  const steps: string[] = [];
+  let depth = 0;
+  for (let p = path; p !== undefined; p = p.parent, depth++) if (depth < 12) steps.push(p.step);
+  if (steps.length === 0) return '(root)';
+  return (depth > 12 ? `…(${depth - 12} more)` : '') + steps.reverse().join('');
+}
+
+/** Where `a` and `b` first differ (a path like `.states[3].value` and both sides), or undefined when equal. */
+export function firstDifference(a: unknown, b: unknown): string | undefined {
+  const stack: [unknown, unknown, PathStep | undefined][] = [[a, b, undefined]];
   while (stack.length > 0) {
-    const [x, y] = stack.pop() as [unknown, unknown];
+    const [x, y, path] = stack.pop() as [unknown, unknown, PathStep | undefined];
+    const differ = () => `${render(path)}: ${show(x)} ≠ ${show(y)}`;
     if (x === y || (Number.isNaN(x) && Number.isNaN(y))) continue;
-    if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') return false;
-    if (Object.getPrototypeOf(x) !== Object.getPrototypeOf(y)) return false;
+    if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') return differ();
+    if (Object.getPrototypeOf(x) !== Object.getPrototypeOf(y)) return differ();
     if (ArrayBuffer.isView(x)) {
       const u = x as Uint8Array;
       const v = y as Uint8Array;
-      if (u.byteLength !== v.byteLength) return false;
-      for (let i = 0; i < u.length; i++) if (u[i] !== v[i]) return false;
+      if (u.byteLength !== v.byteLength) return differ();
+      for (let i = 0; i < u.length; i++) if (u[i] !== v[i]) return differ();
       continue;
     }
     if (x instanceof Map) {
       const m = y as Map<unknown, unknown>;
-      if (x.size !== m.size) return false;
+      if (x.size !== m.size) return differ();
       for (const [k, v] of x) {
-        if (!m.has(k)) return false;
-        stack.push([v, m.get(k)]);
+        if (!m.has(k)) return differ();
+        stack.push([v, m.get(k), { parent: path, step: `<${show(k)}>` }]);
       }
       continue;
     }
     if (x instanceof Set) {
       const s = y as Set<unknown>;
-      if (x.size !== s.size) return false;
-      for (const k of x) if (!s.has(k)) return false;
+      if (x.size !== s.size) return differ();
+      for (const k of x) if (!s.has(k)) return differ();
       continue;
     }
     if (Array.isArray(x)) {
       const arr = y as unknown[];
-      if (x.length !== arr.length) return false;
-      for (let i = 0; i < x.length; i++) stack.push([x[i], arr[i]]);
+      if (x.length !== arr.length) return differ();
+      for (let i = 0; i < x.length; i++) stack.push([x[i], arr[i], { parent: path, step: `[${i}]` }]);
       continue;
     }
     const kx = Object.keys(x);
     const ky = Object.keys(y);
-    if (kx.length !== ky.length) return false;
+    if (kx.length !== ky.length) return differ();
     const yo = y as Record<string, unknown>;
     const xo = x as Record<string, unknown>;
     for (const k of kx) {
-      if (!Object.hasOwn(yo, k)) return false;
-      stack.push([xo[k], yo[k]]);
+      if (!Object.hasOwn(yo, k)) return differ();
+      stack.push([xo[k], yo[k], { parent: path, step: `.${k}` }]);
     }
   }
-  return true;
+  return undefined;
 }
 
 /** Bytes per allocation header and per slot, roughly as V8 lays them out (64-bit, compressed pointers off). */

@@ -19,13 +19,12 @@ const SLICE_INPUTS = 2000;
  * as soon as its fix lands.
  */
 const KNOWN_OPEN: Record<string, readonly string[]> = {
-  // Values nested deeper than JSON.stringify can recurse are accepted (issue 9, crdt depth bound).
-  'crdt.decodeDelta': ['reencode-threw'],
-  'crdt.decodeState': ['reencode-threw'],
-  // The codec admits nesting to MAX_JSON_DEPTH + 8 while canonicalJson refuses past MAX_JSON_DEPTH.
-  'coord.decodeCommand': ['reencode-threw'],
-  'coord.decodeResult': ['reencode-threw'],
-  'coord.decodeSnapshotBody': ['reencode-threw'],
+  // A cached session result holding a value nested near MAX_JSON_DEPTH is measured with the value's own depth
+  // limit on restore, so the snapshot of such a state does not restore (coord state machine).
+  'coord.restoreSnapshot': ['valid-rejected'],
+  // The change page decoder keeps non-finite numbers (1e400 → Infinity, re-encoded as null) and values nested
+  // past JSON.stringify's recursion (node strong wire).
+  'node.strong.decodeChanges': ['reencode-threw', 'round-trip-mismatch'],
 };
 const seed = testSeed(20261130);
 const REGRESSIONS = fileURLToPath(new URL('../corpus/regressions', import.meta.url));

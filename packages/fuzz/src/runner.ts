@@ -109,8 +109,9 @@ export class Pool {
         // A plain copy: a Buffer's slice() is a view, and mutators must never write into the pool.
         return { value, bytes: new Uint8Array(this.target.encode(value)) };
       } catch (err) {
-        // A value past a documented limit: the encoder refuses it with a typed error; draw another.
-        if (!(err instanceof ParleyError)) {
+        // A value past a documented limit: the encoder refuses it with a typed error; draw another
+        // (unless the target's generator never passes a limit).
+        if (!(err instanceof ParleyError) || this.target.strict) {
           this.encoderFailure ??= {
             message: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
             stack: err instanceof Error ? (err.stack ?? '') : '',

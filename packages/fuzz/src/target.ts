@@ -22,6 +22,11 @@ export interface Target<V = unknown> {
   repair?(bytes: Uint8Array): Uint8Array;
   /** A check of the decoded value's domain (terms are integers, keys non-empty): a message when it fails. */
   valid?(value: V): string | undefined;
+  /**
+   * The generator stays within every documented limit, so the encoder refusing a generated value, or the
+   * decoder refusing its encoding, is a failure too (`encoder-threw`, `valid-rejected`).
+   */
+  readonly strict?: boolean;
   /** The decoder promises one encoding per value: it must reject any other byte string. */
   readonly canonical?: boolean;
   /** Relative share of a run's inputs (default 1): slow decoders get less so a run fits its time. */

@@ -57,7 +57,7 @@ function opt(g: Gen, target: Record<string, unknown>, fields: Record<string, () 
   for (const [k, make] of Object.entries(fields)) if (g.bool(0.4)) target[k] = make();
 }
 
-function operation(g: Gen, type: OperationType = g.pick(OP_TYPES)): Operation {
+export function operation(g: Gen, type: OperationType = g.pick(OP_TYPES)): Operation {
   const ns = name(g);
   const key = name(g);
   const int = () => (g.bool(0.8) ? g.int(100_000) : g.uint());
@@ -148,7 +148,7 @@ function operation(g: Gen, type: OperationType = g.pick(OP_TYPES)): Operation {
   return o as unknown as Operation;
 }
 
-function command(g: Gen, op: Operation = operation(g)): Command {
+export function command(g: Gen, op: Operation = operation(g)): Command {
   const c: Record<string, unknown> = { nowMs: g.bool(0.8) ? 1_700_000_000_000 + g.int(1e9) : g.uint(), op };
   opt(g, c, { clientId: () => g.string(40), seq: () => g.uint(), ackSeq: () => g.uint() });
   return c as unknown as Command;
@@ -255,6 +255,8 @@ export const coordTargets: Target[] = [
     generate: stateMachine,
     encode: (sm: CoordStateMachine) => sm.snapshot(),
     decode: restored,
+    // The log only holds commands a client may send: the state it leads to must snapshot and restore.
+    strict: true,
     // Two state machines are equal when their snapshots are byte-identical.
     normalize: (sm: CoordStateMachine) => sm.snapshot(),
     bytesPerInputByte: 64,

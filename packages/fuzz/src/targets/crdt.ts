@@ -3,9 +3,10 @@
  *
  * Generated values respect the codec's documented shape (dots unique, context
  * ranges sorted, disjoint and non-adjacent, keys unique, TTLs within 30 days,
- * createdAt ≤ wallMs) and reach its edges: thousands of origins and ranges,
- * sequence numbers and clocks near 2^53, values nested thousands deep, long
- * and astral strings.
+ * createdAt ≤ wallMs) and its bounds (limits.ts: sequence numbers and clocks
+ * up to 2^48 − 1, logical counters up to 2^32 − 1, values up to 64 deep), and
+ * reach their edges: thousands of origins and ranges, values at the depth
+ * limit, long and astral strings.
  */
 import {
   type CounterShare,
@@ -20,10 +21,9 @@ import {
   encodeState,
   type KeyState,
 } from '@parley/crdt';
+import { MAX_LOGICAL, MAX_SEQ, MAX_TTL_SECONDS, MAX_VALUE_DEPTH, MAX_WALL_MS } from '@parley/crdt/limits';
 import type { Gen } from '../gen.js';
 import type { Target } from '../target.js';
-
-const MAX_TTL_SECONDS = 30 * 24 * 3600;
 
 function nodeIds(g: Gen): string[] {
   const n = 1 + g.size(64);
@@ -37,15 +37,19 @@ function seqNumber(g: Gen): number {
   const r = g.rng.float();
   if (r < 0.6) return 1 + g.int(1000);
   if (r < 0.9) return 1 + g.rng.nextU32();
-  return Number.MAX_SAFE_INTEGER - g.int(1 << 20);
+  return MAX_SEQ - g.int(1 << 20);
 }
 
-/** Physical ms. The codec writes each clock as a zigzag delta, so clocks stay below 2^51. */
+/** Physical ms: now-ish, near zero, or anywhere up to MAX_WALL_MS. */
 function wallMs(g: Gen): number {
   const r = g.rng.float();
   if (r < 0.7) return 1_700_000_000_000 + g.int(1_000_000_000);
   if (r < 0.85) return g.int(1_000_000);
-  return g.uint(2 ** 51 - 1);
+  return g.uint(MAX_WALL_MS);
+}
+
+function later(wall: number, g: Gen): number {
+  return Math.min(MAX_WALL_MS, wall + g.int(1_000_000));
 }
 
 function contextFor(g: Gen, nodes: readonly string[]): Map<string, number[]> {
@@ -61,7 +65,7 @@ function contextFor(g: Gen, nodes: readonly string[]): Map<string, number[]> {
     for (let i = 0; i < count; i++) {
       const lo = prevHi + 2 + (g.bool(0.7) ? g.int(5) : g.uint(1 << 30));
       const hi = lo + (g.bool(0.7) ? g.int(10) : g.uint(1 << 30));
-      if (lo < 1 || hi > Number.MAX_SAFE_INTEGER) break;
+      if (lo < 1 || hi > MAX_SEQ) break;
       ranges.push(lo, hi);
       prevHi = hi;
     }
@@ -80,7 +84,7 @@ function statesFor(g: Gen, nodes: readonly string[]): KeyState[] {
     if (keys.has(key)) continue;
     keys.add(key);
     const wall = wallMs(g);
-    const logical = g.bool(0.6) ? 0 : g.uint(g.bool(0.9) ? 1000 : Number.MAX_SAFE_INTEGER);
+    const logical = g.bool(0.6) ? 0 : g.uint(g.bool(0.9) ? 1000 : MAX_LOGICAL);
     const kind = g.int(5);
     if (kind <= 2) {
       const node = g.pick(nodes);
@@ -100,8 +104,8 @@ function statesFor(g: Gen, nodes: readonly string[]): KeyState[] {
           seq,
           ttlSeconds: g.uintIn(1, MAX_TTL_SECONDS),
           createdAt: g.bool(0.5) ? wall : wall - g.int(Math.min(wall, 1_000_000_000) + 1),
-          // Deeper values come from mutations: JSON.stringify in the encoder recurses.
-          value: g.json(g.bool(0.1) ? 1000 : 8, 400),
+          // Deeper values come from mutations.
+          value: g.json(g.bool(0.1) ? MAX_VALUE_DEPTH : 8, 400),
         });
       }
     } else {
@@ -112,7 +116,7 @@ function statesFor(g: Gen, nodes: readonly string[]): KeyState[] {
         shares.set(g.pick(nodes), {
           inc: g.uint(),
           dec: g.uint(),
-          wallMs: (zero ? 0 : wall) + g.int(1_000_000),
+          wallMs: later(zero ? 0 : wall, g),
           logical: g.int(100),
           seq: seqNumber(g),
           ttlSeconds: g.uintIn(1, MAX_TTL_SECONDS),
@@ -125,7 +129,7 @@ function statesFor(g: Gen, nodes: readonly string[]): KeyState[] {
         wallMs: base,
         logical: zero ? 0 : logical,
         node: zero ? '' : g.pick(nodes),
-        createdAt: base + g.int(1_000_000),
+        createdAt: later(base, g),
         shares,
       };
       states.push(counter);

@@ -3,6 +3,7 @@ import type { AnyTarget } from '../target.js';
 import { coordTargets } from './coord.js';
 import { crdtTargets } from './crdt.js';
 import { netTargets } from './net.js';
+import { nodeTargets } from './node.js';
 import { raftTargets } from './raft.js';
 import { storageTargets } from './storage.js';
 
@@ -12,6 +13,7 @@ export const TARGETS: readonly AnyTarget[] = [
   ...coordTargets,
   ...netTargets,
   ...storageTargets,
+  ...nodeTargets,
 ];
 
 /** Targets whose name matches one of the comma-separated patterns (`*` matches any run of characters). */
