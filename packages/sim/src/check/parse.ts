@@ -139,33 +139,39 @@ function nameOf(v: EdnValue | undefined): string | undefined {
   return undefined;
 }
 
-/** Levenshtein distance, capped (names are short). */
+/** Edit distance with transpositions (optimal string alignment); names are short. */
 function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
-    let diag = row[0]!;
-    row[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      const up = row[j]!;
-      row[j] = Math.min(up + 1, row[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = up;
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = best;
     }
   }
-  return row[b.length]!;
+  return d[a.length]![b.length]!;
+}
+
+/** A keyword of the entry that looks like a misspelling of `name` (none for one-letter names). */
+function nearMiss(m: EdnMap, name: string, maxDistance: number): string | undefined {
+  if (name.length <= 2) return undefined;
+  for (const [k] of m.entries) {
+    if (k instanceof Keyword && !ENTRY_KEYS.includes(k.name) && distance(k.name, name) <= maxDistance) return k.name;
+  }
+  return undefined;
 }
 
 /** Why `name` is missing from an entry: a misspelled key, or string keys (JSON-style). */
 function missing(index: number, m: EdnMap, name: string): DecodeError {
-  const keys = m.entries.map(([k]) => k);
-  if (keys.some((k) => k === name)) {
+  if (m.entries.some(([k]) => k === name)) {
     return new DecodeError(`entry ${index}: keys are strings ("${name}"), not keywords (:${name}): is this JSON?`);
   }
-  for (const k of keys) {
-    if (!(k instanceof Keyword) || ENTRY_KEYS.includes(k.name)) continue;
-    if (distance(k.name, name) <= (name.length <= 2 ? 0 : 2)) {
-      return new DecodeError(`entry ${index} has :${k.name} but no :${name} (misspelled?)`);
-    }
-  }
+  const miss = nearMiss(m, name, 2);
+  if (miss !== undefined) return new DecodeError(`entry ${index} has :${miss} but no :${name} (misspelled?)`);
   return new DecodeError(`entry ${index} has no :${name}`);
 }
 
@@ -205,6 +211,15 @@ function eventFromMap(m: EdnMap, index: number): HistoryEvent | undefined {
   const time = m.get('time');
   const key = m.get('key');
   const error = m.get('error');
+  // Optional keys that change a verdict: a misspelling would silently move the call to
+  // another key, or turn an observed error into one that is dropped.
+  for (const [name, present] of [
+    ['key', key],
+    ['error', error],
+  ] as const) {
+    const miss = present === undefined ? nearMiss(m, name, 1) : undefined;
+    if (miss !== undefined) throw new DecodeError(`entry ${index} has :${miss} but no :${name} (misspelled?)`);
+  }
   const event: { -readonly [K in keyof HistoryEvent]: HistoryEvent[K] } = {
     type: type as EventType,
     process: p as ProcessId,

@@ -7,7 +7,7 @@ import { type Random, SeededRandom } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
 import { type HistoryEvent, HistoryRecorder } from './history.js';
 import { checkLinearizability } from './linearizability.js';
-import { mutexModel, registerModel } from './models.js';
+import { kvModel, mutexModel, registerModel } from './models.js';
 import { testSeed, withSeed } from './test-util.js';
 
 /** `n` calls, one at a time: writes of fresh values, each followed by a read of it. */
@@ -115,6 +115,24 @@ describe('search', () => {
   it('gives up with unknown (max-memo) when the memo cap is reached', () => {
     const result = checkLinearizability(registerModel, sequentialRegister(20_000), { maxMemoBytes: 100_000 });
     expect(result).toMatchObject({ verdict: 'unknown', reason: 'max-memo' });
+  });
+
+  it('counts the distinct states in the memo cap', () => {
+    // 5,000 puts of distinct 1,000-character strings, each read back: a small memo, 10 MB of states.
+    const r = new HistoryRecorder();
+    for (let i = 0; i < 5_000; i++) {
+      const v = String(i).padStart(1_000, '.');
+      r.invoke(0, 'put', v, 'k');
+      r.ok(0, null);
+      r.invoke(1, 'get', null, 'k');
+      r.ok(1, v);
+    }
+    const events = r.events();
+    expect(checkLinearizability(kvModel, events, { maxMemoBytes: 64 * 2 ** 20 }).verdict).toBe('linearizable');
+    expect(checkLinearizability(kvModel, events, { maxMemoBytes: 2 * 2 ** 20 })).toMatchObject({
+      verdict: 'unknown',
+      reason: 'max-memo',
+    });
   });
 
   it('keeps an unknown call available on a path that has not used it (subsumption goes one way)', () => {

@@ -145,6 +145,12 @@ const HOSTILE: readonly { name: string; content: string | Uint8Array; args?: str
       exit: 2,
       says: /:valeu but no :value/,
     },
+    {
+      name: 'a misspelled :key',
+      content: `[{:process 0, :type :invoke, :f :write, :kye "x", :value 1}]`,
+      exit: 2,
+      says: /:kye but no :key/,
+    },
     { name: 'an unknown :type', content: `[${W(0, 'invok', 'write', '1')}]`, exit: 2, says: /:type must be/ },
     {
       name: 'only nemesis entries',
