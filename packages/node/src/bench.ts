@@ -1,15 +1,23 @@
 /**
  * `npm run bench -w @parley/node` (`-- --json FILE` writes the rows): the
- * node's benchmarks. Strong side: ./strong/bench.ts (three voter processes on
- * loopback). Pass `--quick` for a short smoke run.
+ * node's benchmarks, each beside its anchor measured in the same run.
+ * Eventual side: ./bench-eventual.ts (node processes on loopback, LevelDB).
+ * Strong side: ./strong/bench.ts (three voter processes on loopback).
+ * Pass `--quick` for a short smoke run, `--side eventual|strong` for one side.
  */
 import { Bench } from '@parley/bench';
+import { runEventualBench } from './bench-eventual.js';
 import { DEFAULT_STRONG_BENCH, runStrongBench } from './strong/bench.js';
 
 const quick = process.argv.includes('--quick');
+const sideAt = process.argv.indexOf('--side');
+const side = sideAt >= 0 ? process.argv[sideAt + 1] : 'both';
 const bench = new Bench('@parley/node');
-await runStrongBench(
-  bench,
-  quick ? { writes: 50, casSeconds: 1, lockSeconds: 1, failoverTrials: 2 } : DEFAULT_STRONG_BENCH,
-);
+if (side !== 'strong') await runEventualBench(bench);
+if (side !== 'eventual') {
+  await runStrongBench(
+    bench,
+    quick ? { writes: 50, casSeconds: 1, lockSeconds: 1, failoverTrials: 2 } : DEFAULT_STRONG_BENCH,
+  );
+}
 await bench.finish();

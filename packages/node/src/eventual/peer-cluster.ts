@@ -86,6 +86,11 @@ export class EventualPeer {
     });
   }
 
+  /** Sends a stamped message over IPC (the gossip benchmark's anchor). */
+  stamp(key: string): void {
+    if (!this.exited) this.child.send({ type: 'stamp', key });
+  }
+
   /** kill -9: the process dies at once; its disk keeps what was fsynced. */
   async kill(): Promise<void> {
     if (this.exited) return;

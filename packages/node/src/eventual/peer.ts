@@ -97,11 +97,20 @@ async function main(): Promise<void> {
         return {};
       }
       case 'arrivals':
-        return { arrivals: Object.fromEntries(arrivals.get(task.prefix) ?? []) };
+        return {
+          arrivals: Object.fromEntries(arrivals.get(task.prefix) ?? []),
+          stamps: Object.fromEntries(stamps),
+        };
     }
   };
 
-  process.on('message', (msg: { type: string; id?: number; task?: EventualPeerTask }) => {
+  const stamps = new Map<string, number>();
+  process.on('message', (msg: { type: string; id?: number; task?: EventualPeerTask; key?: string }) => {
+    if (msg.type === 'stamp' && msg.key !== undefined) {
+      // The benchmark's anchor: the same stamped messages over IPC.
+      stamps.set(msg.key, performance.timeOrigin + performance.now());
+      return;
+    }
     if (msg.type === 'close') {
       node.close().finally(() => process.exit(0));
       return;
