@@ -18,3 +18,4 @@ export type { EventualOptions } from './eventual/options.js';
 export { DataDirLockedError } from './lock.js';
 export { createNode, type ParleyNodeInternals, type StrongModule } from './node.js';
 export type { NodeOptions } from './options.js';
+export type { StrongOptions } from './strong/options.js';

@@ -41,6 +41,16 @@ describe('strong module, a group of three', () => {
     expect(ls.peers.map((p) => p.peer)).toEqual(VOTERS.filter((v) => v !== leader?.id));
   });
 
+  it('lease reads (an option) answer through any node', async () => {
+    const g = await three({ ...FAST, leaseReads: true });
+    const l = g.leader();
+    const f = [...g.members.values()].find((m) => m.id !== l?.id);
+    expect(l?.module.options.leaseReads).toBe(true);
+    const w = await f?.module.strong('lr').set('k', 1);
+    expect((await f?.module.strong('lr').get('k'))?.version).toBe(w?.entry.version);
+    expect((await l?.module.strong('lr').get('k'))?.version).toBe(w?.entry.version);
+  });
+
   it('a write retried across a leader crash is applied once, and every acknowledged write survives', async () => {
     const g = await three();
     const outsider = await g.start('client');

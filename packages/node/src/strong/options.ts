@@ -21,6 +21,13 @@ export interface StrongOptions {
   electionTimeoutTicks?: number;
   /** Heartbeat interval in ticks (default 1). */
   heartbeatTicks?: number;
+  /**
+   * Serve linearizable reads from the leader's lease instead of a heartbeat
+   * round (Raft `readOnly: 'leaseBased'`). Off by default: it assumes bounded
+   * drift between the members' tick rates and no process pauses (see
+   * docs/guarantees.md, "Raft read paths"); ReadIndex assumes nothing about clocks.
+   */
+  leaseReads?: boolean;
   /** Cluster-wide string mixed into version tokens; same on every member (default ''). */
   versionKey?: string;
   /** Coord limits; same on every member. */
@@ -66,6 +73,7 @@ export function resolveStrongOptions(self: PeerId, o: StrongOptions = {}): Resol
     tickMs: positiveInt('tickMs', o.tickMs ?? 100),
     electionTimeoutTicks: positiveInt('electionTimeoutTicks', o.electionTimeoutTicks ?? 10),
     heartbeatTicks: positiveInt('heartbeatTicks', o.heartbeatTicks ?? 1),
+    leaseReads: o.leaseReads ?? false,
     versionKey: o.versionKey ?? '',
     limits: o.limits ?? {},
     snapshotEveryEntries: positiveInt('snapshotEveryEntries', o.snapshotEveryEntries ?? 10_000),

@@ -119,7 +119,7 @@ export class StrongReplica {
         electionTimeoutTicks: options.electionTimeoutTicks,
         heartbeatTicks: options.heartbeatTicks,
         maxSnapshotChunkBytes: options.maxSnapshotChunkBytes,
-        readOnly: 'safe',
+        readOnly: options.leaseReads ? 'leaseBased' : 'safe',
       },
       storage,
       transport: ctx.transport,
