@@ -103,10 +103,7 @@ export class StrongRouter {
         return { result: await this.bounded(this.replica.read(req.command.op), req.timeoutMs) };
       case 'admin':
         if (req.action === 'transferLeadership') await this.transfer(req.peer, req.timeoutMs);
-        else {
-          const type = req.action === 'removeNode' ? 'removeNode' : req.action;
-          await this.replica.changeMembership({ type, node: req.peer }, req.timeoutMs);
-        }
+        else await this.replica.changeMembership({ type: req.action, node: req.peer }, req.timeoutMs);
         return { done: true };
       case 'changes': {
         if (!this.isMember()) throw new NotLeaderError(this.replica.leaderHint());
