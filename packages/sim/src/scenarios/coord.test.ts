@@ -17,6 +17,7 @@ describe('coord-* CI sweep', () => {
       'coord-3-pause-skew',
       'coord-3-ttl-skew',
       'coord-5-chaos',
+      'coord-5-deposed-leader',
       'coord-5-lease-reads',
       'coord-5-partition',
       'coord-5-ttl-clock-behind',

@@ -69,6 +69,12 @@ export interface CoordScenarioConfig {
     latency?: { minMs: number; meanMs: number; maxMs: number };
   };
   nemesis: NemesisOptions;
+  /**
+   * Cut the leader off just before a check-quorum round, for 2.5–4 s, every few seconds:
+   * it passes that round on the answers it already had and believes it leads for another
+   * election timeout while the others elect a successor; clients split between the two.
+   */
+  cutLeaderAfterQuorumCheck?: boolean;
   /** How leaders confirm reads that skip the log: ReadIndex (`safe`, default) or the lease. */
   readOnly?: 'safe' | 'leaseBased';
   /** Voters' clock offsets are drawn in ±skewMs (constant), plus ±driftPpm. */
@@ -928,6 +934,32 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
     }
   });
 
+  let leaderCuts = 0;
+  if (config.cutLeaderAfterQuorumCheck) {
+    let cutUntil = -1;
+    let nextCut = 1_500 + rng.int(1_000);
+    sim.invariant('coord/cut-leader', () => {
+      const now = sim.nowMs();
+      if (!running) return;
+      if (cutUntil >= 0) {
+        if (now < cutUntil) return;
+        sim.network.heal();
+        cutUntil = -1;
+        nextCut = now + 1_000 + rng.int(1_500);
+        return;
+      }
+      if (now < nextCut) return;
+      // Just before its next check-quorum round: the answers it got since the last one
+      // carry it through that round, so it leads on, cut off, for another election timeout.
+      const l = highestTermLeader(voters, app);
+      const r = l?.driver.node.raft;
+      if (!l || !r || r.electionElapsed !== r.electionTimeout - 1) return;
+      sim.network.partition([l.ctx.id]);
+      cutUntil = now + 2_500 + rng.int(1_500);
+      leaderCuts++;
+    });
+  }
+
   const nemesis = new Nemesis(sim, voters, {
     ...config.nemesis,
     leader: () => highestTermLeader(voters, app)?.ctx.id,
@@ -1055,6 +1087,7 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
         readsServed,
         'guard.leaseReadsServed': leaseReadsServed,
         'guard.deposedLeaderStillLeads': overlaps.size,
+        leaderCuts,
       };
     },
   };
@@ -1116,6 +1149,7 @@ export const COORD_SCENARIOS: readonly Scenario[] = [
       voters: v,
       workload: 'mixed',
       readOnly: 'leaseBased',
+      cutLeaderAfterQuorumCheck: true,
       network: { lossRate: 0.02, reorder: true },
       nemesis: {
         partitions: ['leader', 'leader', 'one-way', 'isolate'],
@@ -1128,6 +1162,18 @@ export const COORD_SCENARIOS: readonly Scenario[] = [
       safetyMs: 10_000,
     }),
   ),
+  coordScenario({
+    name: 'coord-5-deposed-leader',
+    description:
+      '5 voters, 6 clients; the leader is cut off just before a check-quorum round, so it believes it leads while the others elect a successor; clients split between them, half the reads through ReadIndex.',
+    voters: 5,
+    workload: 'mixed',
+    network: { lossRate: 0.01 },
+    nemesis: {},
+    cutLeaderAfterQuorumCheck: true,
+    skewMs: 50,
+    safetyMs: 10_000,
+  }),
   coordScenario({
     name: 'coord-3-clock-behind',
     description:

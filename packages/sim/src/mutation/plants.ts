@@ -1,0 +1,133 @@
+/**
+ * Planted bugs: one per class of defect the simulator used to miss. Each is
+ * a textual patch of the compiled JavaScript of one engine package, applied
+ * in a scratch copy (never in the tree), and names the scenario that must
+ * catch it within a seed budget. `npm run mutation-smoke -w @parley/sim`
+ * (and the CI test beside this file) applies each one and runs its scenario
+ * until it fails.
+ *
+ * A patch matches the compiled text exactly once; when the engine's code
+ * changes under it, the smoke test says so (update `find`).
+ */
+
+export interface Plant {
+  /** Short kebab-case name. */
+  readonly name: string;
+  /** The gap of docs/simulation.md it stands for. */
+  readonly gap: string;
+  /** What the bug does, in one line. */
+  readonly bug: string;
+  /** Package directory under packages/ and the file under its dist/. */
+  readonly pkg: 'crdt' | 'raft' | 'coord';
+  readonly file: string;
+  readonly find: string;
+  readonly replace: string;
+  /** Scenario module under sim's dist/scenarios/ (without .js) and scenario name. */
+  readonly module: string;
+  readonly scenario: string;
+  readonly firstSeed: number;
+  /** Seeds the scenario may use to catch it. */
+  readonly budget: number;
+  /**
+   * Known to get through its budget: reported by the smoke program, left out of the CI test
+   * (docs/simulation.md says why).
+   */
+  readonly missed?: true;
+}
+
+export const PLANTS: readonly Plant[] = [
+  {
+    name: 'commit-old-term-by-counting',
+    gap: 'Raft §5.4.2 (Figure 8)',
+    bug: "the leader commits any entry on a quorum, whatever its term (the commit rule's term test dropped)",
+    pkg: 'raft',
+    file: 'log.js',
+    find: 'this.maybeTerm(maxIndex) === term',
+    replace: 'this.maybeTerm(maxIndex) !== undefined',
+    module: 'raft-figure8',
+    scenario: 'raft-5-figure8',
+    firstSeed: 1,
+    budget: 5,
+  },
+  {
+    name: 'send-before-persist',
+    gap: 'persist before send',
+    bug: 'the driver sends votes and acknowledgements before the save that records them resolves',
+    pkg: 'raft',
+    file: 'driver.js',
+    find: 'for (const m of rd.messages)\n            this.send(m);',
+    replace:
+      'for (const m of [...rd.messages, ...rd.messagesAfterPersist])\n            this.send(m);\n        rd.messagesAfterPersist.length = 0;',
+    module: 'raft',
+    scenario: 'raft-3-slow-disk',
+    firstSeed: 1,
+    budget: 5,
+  },
+  {
+    name: 'state-machine-time-adopts-stamp',
+    gap: 'state-machine time',
+    bug: "the state machine adopts every command's stamp, even one behind its time",
+    pkg: 'coord',
+    file: 'state-machine.js',
+    find: 'if (stamp !== undefined && stamp > this.nowMs)',
+    replace: 'if (stamp !== undefined)',
+    module: 'coord',
+    scenario: 'coord-5-ttl-clock-behind',
+    firstSeed: 1,
+    budget: 5,
+  },
+  {
+    name: 'gc-ignores-grace',
+    gap: 'tombstone GC',
+    bug: 'gc collects every tombstone and expired entry at once, ignoring the grace period',
+    pkg: 'crdt',
+    file: 'namespace.js',
+    find: 'const old = maxWallOf(state) + this.tombstoneGraceMs <= nowMs;',
+    replace: 'const old = true;',
+    module: 'crdt',
+    scenario: 'crdt-gc',
+    firstSeed: 1,
+    budget: 5,
+  },
+  {
+    name: 'lww-tie-ignores-node',
+    gap: 'LWW ties',
+    bug: 'two states with equal (wallMs, logical) compare equal whatever their node ids',
+    pkg: 'crdt',
+    file: 'namespace.js',
+    find: 'function compareBorn(a, b) {',
+    replace:
+      'function compareBorn(a, b) {\n    if (a.wallMs === b.wallMs && a.logical === b.logical)\n        return 0;',
+    module: 'crdt',
+    scenario: 'crdt-ties',
+    firstSeed: 1,
+    budget: 5,
+  },
+  {
+    name: 'read-index-unconfirmed',
+    gap: 'reads',
+    bug: 'the leader answers a ReadIndex request at once, without confirming its leadership with a heartbeat round',
+    pkg: 'raft',
+    file: 'raft.js',
+    find: "if (this.readOnlyOption === 'leaseBased' && allowLease && this.leaseValid()) {",
+    replace: 'if (true) {',
+    module: 'coord',
+    scenario: 'coord-5-deposed-leader',
+    firstSeed: 1,
+    budget: 10,
+    missed: true,
+  },
+  {
+    name: 'vote-twice-in-a-term',
+    gap: 'Raft invariants in coord-*',
+    bug: 'a member that voted in this term votes again for another candidate while it knows no leader',
+    pkg: 'raft',
+    file: 'raft.js',
+    find: '(this.vote === NONE && this.lead === NONE)',
+    replace: '(this.lead === NONE)',
+    module: 'coord',
+    scenario: 'coord-5-partition',
+    firstSeed: 1,
+    budget: 10,
+  },
+];
