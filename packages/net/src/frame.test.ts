@@ -153,6 +153,24 @@ describe('frame codec', () => {
     expect(decodeFrameBody(bodyOf(encodeFrame(error)))).toEqual(error);
   });
 
+  it('decodes error details to what encoding them again sends', () => {
+    const frame = (details: string) => {
+      const head = bodyOf(encodeFrame({ type: 'error', id: 1, code: 'timeout', message: 'm', details: {} }));
+      const text = new TextEncoder().encode(details);
+      const body = new Uint8Array(head.length - 2 + text.length);
+      body.set(head.subarray(0, head.length - 2)); // without its '{}'
+      body.set(text, head.length - 2);
+      return body;
+    };
+    const once = decodeFrameBody(frame('{"a":1e400,"b":[-1e400],"c":-0}'));
+    expect(once).toMatchObject({ details: { a: null, b: [null], c: 0 } });
+    expect(decodeFrameBody(bodyOf(encodeFrame(once)))).toEqual(once);
+    // 1e21 is 4 bytes here and 22 once printed: details that would outgrow the limit are dropped, as the encoder does.
+    const growing = decodeFrameBody(frame(`{"a":[${new Array(800).fill('1e21').join(',')}]}`));
+    expect(growing).toMatchObject({ details: {} });
+    expect(decodeFrameBody(bodyOf(encodeFrame(growing)))).toEqual(growing);
+  });
+
   it('round-trips gossip envelopes', () => {
     const id = new Uint8Array(16).fill(9);
     const encoded = encodeGossip({ id, origin: '12D3KooWorigin', payload: new Uint8Array([1, 2]) });

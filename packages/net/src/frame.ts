@@ -168,7 +168,10 @@ export function decodeFrameBody(body: Uint8Array): Frame {
       try {
         const parsed: unknown = JSON.parse(decodeText(body.subarray(at), 'error details', at));
         if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
-          details = parsed as Record<string, unknown>;
+          // Keep exactly what encodeFrame would send on: its JSON text turns 1e400 into null, and may outgrow
+          // the limit (1e21 prints as 22 digits), in which case it sends {}.
+          const text = JSON.stringify(parsed);
+          if (utf8Encoder.encode(text).length <= MAX_ERROR_DETAILS_BYTES) details = JSON.parse(text);
         }
       } catch (err) {
         if (err instanceof DecodeError) throw err;

@@ -223,7 +223,7 @@ export const coordTargets: Target[] = [
   {
     name: 'coord.decodeCommand',
     codes: ['decode_error'],
-    share: 0.25,
+    share: 0.15,
     jsonStart: 4,
     generate: (g: Gen) => command(g),
     encode: (c: Command) => encodeCommand(c),
@@ -232,7 +232,7 @@ export const coordTargets: Target[] = [
   {
     name: 'coord.decodeResult',
     codes: ['decode_error'],
-    share: 0.25,
+    share: 0.15,
     jsonStart: 4,
     generate: result,
     encode: (r: CommandResult) => encodeResult(r),
@@ -241,7 +241,7 @@ export const coordTargets: Target[] = [
   {
     name: 'coord.decodeSnapshotBody',
     codes: ['decode_error'],
-    share: 0.25,
+    share: 0.15,
     jsonStart: 4,
     generate: (g: Gen) => g.json(JSON_DEPTH, 2000),
     encode: (v: Json) => encodeSnapshotBody(v),
@@ -250,7 +250,7 @@ export const coordTargets: Target[] = [
   {
     name: 'coord.restoreSnapshot',
     codes: ['decode_error'],
-    share: 0.25,
+    share: 0.15,
     jsonStart: 4,
     generate: stateMachine,
     encode: (sm: CoordStateMachine) => sm.snapshot(),

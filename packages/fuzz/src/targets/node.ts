@@ -83,7 +83,7 @@ export const nodeTargets: Target[] = [
     name: 'node.strong.decodeChanges',
     codes: ['decode_error'],
     jsonStart: 0,
-    share: 0.5,
+    share: 0.15,
     generate: changesPage,
     encode: (p: ChangesPage) => encodeChanges(p),
     decode: decodeChanges,
