@@ -188,6 +188,11 @@ describe('export and parse', () => {
     ]);
   });
 
+  it('names the format the file holds, whatever hides its first form', () => {
+    const text = '#_ {:ignored 1} [{:process 0, :type :invoke, :f :read, :value nil}]';
+    expect(parseHistory(text).format).toBe('knossos-edn');
+  });
+
   it('skips nemesis entries and reads a read’s value from its completion', () => {
     const { events } = parseHistory(`[{:process :nemesis, :type :info, :f :start, :value nil}
       {:process 0, :type :invoke, :f :read, :value nil, :time 5000000}

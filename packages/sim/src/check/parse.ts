@@ -342,7 +342,7 @@ export function detectFormat(text: string): HistoryFormat {
 export function parseHistory(text: string, options: HistoryFormat | 'auto' | ParseOptions = 'auto'): ParsedHistory {
   const opts: ParseOptions = typeof options === 'string' ? { format: options } : options;
   const wanted = opts.format ?? 'auto';
-  const format = wanted === 'auto' ? detectFormat(text) : wanted;
+  let format = wanted === 'auto' ? detectFormat(text) : wanted;
   let events: HistoryEvent[];
   if (format === 'jepsen-log') {
     events = parseJepsenLog(text);
@@ -350,6 +350,7 @@ export function parseHistory(text: string, options: HistoryFormat | 'auto' | Par
     const parsed = parseEdnHistory(text);
     if (wanted !== 'auto' && parsed.format !== format)
       throw new DecodeError(`expected ${format}, found ${parsed.format}`);
+    format = parsed.format; // a leading `#_` discard or tag may hide a vector
     events = parsed.events;
   }
   if (events.length === 0) throw new DecodeError(`no client operations in this ${format} history`);
