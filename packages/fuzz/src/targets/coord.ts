@@ -12,9 +12,12 @@ import {
   encodeResult,
   type Operation,
   type OperationType,
+  type SortBy,
+  type SortOrder,
 } from '@parley/coord';
 import { decodeSnapshotBody, encodeSnapshotBody } from '@parley/coord/codec';
-import { ERROR_STATUS, type ErrorCode } from '@parley/interface';
+import { decodeCursor, encodeCursor } from '@parley/coord/cursor';
+import { DecodeError, ERROR_STATUS, type ErrorCode } from '@parley/interface';
 import type { Gen, Json } from '../gen.js';
 import type { Target } from '../target.js';
 
@@ -262,3 +265,51 @@ export const coordTargets: Target[] = [
     bytesPerInputByte: 64,
   } satisfies Target<CoordStateMachine>,
 ];
+
+// ------------------------------------------------------------------ list cursors
+
+const SORTS: readonly [SortBy, SortOrder][] = [
+  ['key', 'asc'],
+  ['key', 'desc'],
+  ['created_at', 'asc'],
+  ['created_at', 'desc'],
+  ['updated_at', 'asc'],
+  ['updated_at', 'desc'],
+];
+
+/** A cursor with the sort it was issued for. */
+export interface Cursor {
+  sortBy: SortBy;
+  sortOrder: SortOrder;
+  sortValue: number | string;
+  key: string;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** `u8 sort index | cursor text (UTF-8)`: this target's framing of a cursor and the sort it is read with. */
+export const cursorTarget: Target<Cursor> = {
+  name: 'coord.decodeCursor',
+  codes: ['invalid_argument', 'decode_error'],
+  generate: (g: Gen): Cursor => {
+    const [sortBy, sortOrder] = g.pick(SORTS);
+    const sortValue = sortBy === 'key' ? name(g) : g.bool(0.8) ? 1_700_000_000_000 + g.int(1e9) : g.double();
+    return { sortBy, sortOrder, sortValue, key: name(g) };
+  },
+  encode: (c: Cursor) => {
+    const text = new TextEncoder().encode(encodeCursor(c.sortBy, c.sortOrder, c.sortValue, c.key));
+    const i = SORTS.findIndex(([by, order]) => by === c.sortBy && order === c.sortOrder);
+    return new Uint8Array([i, ...text]);
+  },
+  decode: (b: Uint8Array): Cursor => {
+    const sort = SORTS[b[0] ?? 255];
+    if (sort === undefined) throw new DecodeError('no such sort', 0);
+    let text: string;
+    try {
+      text = utf8.decode(b.subarray(1));
+    } catch {
+      throw new DecodeError('cursor text is not UTF-8', 1);
+    }
+    return { sortBy: sort[0], sortOrder: sort[1], ...decodeCursor(text, sort[0], sort[1]) };
+  },
+};

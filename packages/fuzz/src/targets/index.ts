@@ -1,6 +1,6 @@
 /** Every decoder the fuzzer covers, by name. */
 import type { AnyTarget } from '../target.js';
-import { coordTargets } from './coord.js';
+import { coordTargets, cursorTarget } from './coord.js';
 import { crdtTargets } from './crdt.js';
 import { netTargets } from './net.js';
 import { nodeTargets } from './node.js';
@@ -11,6 +11,7 @@ export const TARGETS: readonly AnyTarget[] = [
   ...crdtTargets,
   ...raftTargets,
   ...coordTargets,
+  cursorTarget,
   ...netTargets,
   ...storageTargets,
   ...nodeTargets,
