@@ -2,10 +2,13 @@
  * Edge cases found by attacking the state machine: replica-dependent output
  * order, ghost lock holders, unbounded time jumps and lost `__proto__` keys.
  */
+
+import { DecodeError, InvalidArgumentError } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
-import { encodeCommand } from './codec.js';
+import { decodeCommand, decodeResult, encodeCommand, encodeResult, MAX_ENVELOPE_DEPTH } from './codec.js';
 import { CoordHarness } from './harness.js';
-import { CoordStateMachine, DEFAULT_LIMITS, MAX_TIME_MS } from './index.js';
+import { CoordStateMachine, DEFAULT_LIMITS, MAX_JSON_DEPTH, MAX_TIME_MS } from './index.js';
+import type { JsonValue } from './json.js';
 import type { Command, Delivery, Operation } from './types.js';
 
 const NS = 'locks';
@@ -196,5 +199,83 @@ describe('__proto__ keys are stored faithfully', () => {
     const g = h.ok({ type: 'lock_acquire', namespace: 'n', key: 'g', owner: 'o', metadata: JSON.parse(text) });
     if (g.type !== 'lock') throw new Error(g.type);
     check(g.lock.metadata);
+  });
+});
+
+describe('nesting: a value at the depth limit travels in every envelope', () => {
+  function nested(levels: number): JsonValue {
+    let v: JsonValue = 1;
+    for (let i = 0; i < levels; i++) v = i % 2 === 0 ? [v] : { k: v };
+    return v;
+  }
+
+  it('a value nested MAX_JSON_DEPTH deep is written through the codec, read, listed, snapshotted and restored', () => {
+    const h = new CoordHarness({}, T0, true);
+    const c = h.register();
+    const value = nested(MAX_JSON_DEPTH);
+    h.ok({ type: 'set', namespace: 'n', key: 'k', value }, { clientId: c, seq: 1 });
+    h.ok({ type: 'lock_acquire', namespace: 'n', key: 'l', owner: 'o', metadata: nested(32) }, { clientId: c, seq: 2 });
+    h.ok(
+      { type: 'lease_acquire', namespace: 'n', key: 'e', holder: 'h', ttlSeconds: 10, state: value },
+      { clientId: c, seq: 3 },
+    );
+    for (const op of [
+      { type: 'get', namespace: 'n', key: 'k' },
+      { type: 'list', namespace: 'n' },
+      { type: 'lock_list', namespace: 'n' },
+    ] as Operation[]) {
+      const result = h.run(op, { clientId: c, seq: 4 + ['get', 'list', 'lock_list'].indexOf(op.type) });
+      expect(result.ok).toBe(true);
+      expect(decodeResult(encodeResult(result))).toEqual(result);
+    }
+    const r = restoredFrom(h);
+    expect(r.sm.snapshot()).toEqual(h.sm.snapshot());
+    expect(r.sm.query({ type: 'get', namespace: 'n', key: 'k' })).toMatchObject({ value: { entry: { value } } });
+  });
+
+  it('a value one level deeper is refused with invalid_argument, through the codec too', () => {
+    const h = new CoordHarness({}, T0, true);
+    expect(h.code({ type: 'set', namespace: 'n', key: 'k', value: nested(MAX_JSON_DEPTH + 1) })).toBe(
+      'invalid_argument',
+    );
+  });
+
+  it('decodeCommand accepts exactly the nesting encodeCommand writes: the bytes re-encode, or DecodeError', () => {
+    // A command wraps its value two levels deep (command, op).
+    for (const levels of [MAX_JSON_DEPTH, MAX_JSON_DEPTH + 8, MAX_ENVELOPE_DEPTH - 2]) {
+      const command: Command = {
+        nowMs: 1,
+        op: { type: 'set', namespace: 'n', key: 'k', value: nested(levels) },
+      };
+      const bytes = encodeCommand(command);
+      expect(encodeCommand(decodeCommand(bytes))).toEqual(bytes);
+    }
+    const text = `{"nowMs":1,"op":{"key":"k","namespace":"n","type":"set","value":${'['.repeat(MAX_ENVELOPE_DEPTH - 1)}${']'.repeat(MAX_ENVELOPE_DEPTH - 1)}}}`;
+    const tooDeep = new Uint8Array([0x50, 0x43, 1, 1, ...new TextEncoder().encode(text)]);
+    expect(() => decodeCommand(tooDeep)).toThrow(DecodeError);
+    expect(() =>
+      encodeCommand({
+        nowMs: 1,
+        op: { type: 'set', namespace: 'n', key: 'k', value: nested(MAX_ENVELOPE_DEPTH - 1) },
+      }),
+    ).toThrow(InvalidArgumentError);
+  });
+
+  it('decoders refuse numbers JSON cannot carry back (1e400 parses to Infinity) with DecodeError', () => {
+    const frame = (tag: number, text: string) =>
+      new Uint8Array([0x50, 0x43, 1, tag, ...new TextEncoder().encode(text)]);
+    expect(() =>
+      decodeCommand(frame(1, '{"nowMs":1,"op":{"key":"k","namespace":"n","type":"set","value":[1e400]}}')),
+    ).toThrow(DecodeError);
+    expect(() => decodeResult(frame(2, '{"ok":true,"value":{"type":"noop","x":-1e999}}'))).toThrow(DecodeError);
+    const sm = new CoordStateMachine();
+    expect(() =>
+      sm.restore(frame(3, '{"index":0,"locks":[],"namespaces":[],"nowMs":1e400,"sessions":[],"term":0}')),
+    ).toThrow(DecodeError);
+    expect(
+      decodeCommand(frame(1, '{"nowMs":1,"op":{"key":"k","namespace":"n","type":"set","value":[1e300]}}')),
+    ).toMatchObject({
+      op: { value: [1e300] },
+    });
   });
 });

@@ -1,6 +1,6 @@
 /** Snapshots: the whole state as canonical bytes, and its strict parser. */
 import { DecodeError } from '@parley/interface';
-import { decodeSnapshotBody, encodeSnapshotBody } from './codec.js';
+import { decodeSnapshotBody, encodeSnapshotBody, MAX_ENVELOPE_DEPTH } from './codec.js';
 import { canonicalJson, deepFreeze, type JsonValue, utf8Length } from './json.js';
 import {
   type CachedResult,
@@ -103,7 +103,7 @@ function isStr(v: unknown): v is string {
 
 function jsonSize(value: unknown, what: string): number {
   try {
-    return utf8Length(canonicalJson(value));
+    return utf8Length(canonicalJson(value, MAX_ENVELOPE_DEPTH));
   } catch {
     throw new DecodeError(`snapshot: bad ${what}`);
   }

@@ -19,9 +19,6 @@ const SLICE_INPUTS = 2000;
  * as soon as its fix lands.
  */
 const KNOWN_OPEN: Record<string, readonly string[]> = {
-  // A cached session result holding a value nested near MAX_JSON_DEPTH is measured with the value's own depth
-  // limit on restore, so the snapshot of such a state does not restore (coord state machine).
-  'coord.restoreSnapshot': ['valid-rejected'],
   // The change page decoder keeps non-finite numbers (1e400 → Infinity, re-encoded as null) and values nested
   // past JSON.stringify's recursion (node strong wire).
   'node.strong.decodeChanges': ['reencode-threw', 'round-trip-mismatch'],
