@@ -106,3 +106,32 @@ describe('request guards', () => {
     expect(info.body.data).toMatchObject({ held: false });
   });
 });
+
+describe('lock waits', () => {
+  it('a waiter that disconnects before its grant does not keep the lock', async () => {
+    const path = '/api/v1/locks/g/abandoned';
+    const a = await api(p.url, 'POST', path, { body: { owner: 'a', ttl_seconds: 60 } });
+    const fence = (a.body.data as { fence: number }).fence;
+    const controller = new AbortController();
+    const waiting = fetch(p.url + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ owner: 'quitter', ttl_seconds: 60, wait_seconds: 30 }),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    await eventually(
+      async () => ((await api(p.url, 'GET', path)).body.data as { waiters: number }).waiters === 1,
+      10_000,
+    );
+    controller.abort();
+    await waiting;
+    await api(p.url, 'POST', `${path}/release`, { body: { owner: 'a', fence } });
+    // The quitter is granted (it was first in the queue), then the server hands the lock on at once.
+    await eventually(async () => {
+      const info = (await api(p.url, 'GET', path)).body.data as { held: boolean; last_fence: number };
+      return !info.held && info.last_fence > fence;
+    }, 10_000);
+    const next = await api(p.url, 'POST', path, { body: { owner: 'c', ttl_seconds: 60 } });
+    expect(next.status).toBe(200);
+  });
+});

@@ -53,12 +53,19 @@ export function registerLockRoutes(app: FastifyInstance, { node }: RouteDeps): v
     async (request, reply) => {
       const { ns, key } = request.params as NsKey;
       const body = request.body as { owner: string; ttl_seconds?: number; wait_seconds?: number; metadata?: JsonValue };
-      const grant = await node.locks(ns).acquire(key, {
+      const locks = node.locks(ns);
+      const grant = await locks.acquire(key, {
         owner: body.owner,
         ttl: body.ttl_seconds,
         wait: body.wait_seconds,
         metadata: body.metadata,
       });
+      if (request.raw.socket === null || request.raw.socket.destroyed) {
+        // The caller gave up while waiting (Ctrl-C on `parley lock acquire -w`): nobody will learn this
+        // fence, so hand the lock on now rather than leave it held until its TTL runs out.
+        await locks.release(key, { owner: grant.owner, fence: grant.fence }).catch(() => false);
+        return reply;
+      }
       return sendOk(reply, 200, wireLock(grant));
     },
   );
