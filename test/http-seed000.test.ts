@@ -116,9 +116,8 @@ describe('seed 000: compare-and-swap', () => {
       ...['-v', '{"enabled":true,"rollout":50}', '--if-version', token],
     );
     expect(first.code, first.stderr).toBe(0);
-    const after = JSON.parse(
-      (await cli('--output', 'json', 'distributed-state', 'get', '-n', 'docs4-config', '-k', 'feature-flag')).stdout,
-    );
+    const afterRead = await api(p.url, 'GET', '/api/v1/distributed-state/docs4-config/feature-flag', { token: TOKEN });
+    const after = afterRead.body.data as { version: string; value: unknown };
     expect(after.version).not.toBe(token);
     expect(after.value).toEqual({ enabled: true, rollout: 50 });
 
@@ -190,38 +189,33 @@ describe('seed 000: TTL', () => {
       '1',
     );
     expect(JSON.parse(dflt.stdout).ttl_seconds).toBe(3600);
-    await cli('distributed-state', 'delete', '-n', 'docs4-config', '-k', 'defaulted');
+    await api(p.url, 'DELETE', '/api/v1/distributed-state/docs4-config/defaulted', { token: TOKEN });
 
     const set = await cli(
-      'distributed-state',
-      'set',
-      '-n',
-      'docs4-config',
-      '-k',
-      'ephemeral',
-      '-v',
-      '"soon gone"',
-      '-t',
-      '1',
+      ...['--output', 'json', 'distributed-state', 'set', '-n', 'docs4-config', '-k', 'ephemeral'],
+      ...['-v', '"soon gone"', '-t', '1'],
     );
     expect(set.code, set.stderr).toBe(0);
-    const read = await cli('--output', 'json', 'distributed-state', 'get', '-n', 'docs4-config', '-k', 'ephemeral');
-    // Read right after the write: still there (unless this machine stalled for a whole second).
-    if (read.code === 0) expect(JSON.parse(read.stdout).value).toBe('soon gone');
-    await eventually(
-      async () => {
-        const r = await cli('distributed-state', 'get', '-n', 'docs4-config', '-k', 'ephemeral');
-        return r.code === 3 && r.stderr.includes('404 key_not_found');
-      },
-      10_000,
-      250,
-    );
+    const written = JSON.parse(set.stdout);
+    expect(written.ttl_seconds).toBe(1);
+    expect(Date.parse(written.expires_at) - Date.parse(written.updated_at)).toBe(1000);
+    const path = '/api/v1/distributed-state/docs4-config/ephemeral';
+    const read = await api(p.url, 'GET', path, { token: TOKEN });
+    // Read right after the write: still there, unless this machine stalled for the whole second.
+    if (read.status === 200) expect((read.body.data as { value: unknown }).value).toBe('soon gone');
+    await eventually(async () => (await api(p.url, 'GET', path, { token: TOKEN })).status === 404, 10_000);
+    const gone = await cli('distributed-state', 'get', '-n', 'docs4-config', '-k', 'ephemeral');
+    expect(gone.code).toBe(3);
+    expect(gone.stderr).toContain('404 key_not_found');
   });
 });
 
 describe('seed 000: listing and deleting a namespace', () => {
   it('list returns full entries; -q matches a key; delete-namespace --confirm reports the count', async () => {
-    await cli('distributed-state', 'set', '-n', 'docs4-config', '-k', 'replica-count', '-v', '3');
+    await api(p.url, 'POST', '/api/v1/distributed-state/docs4-config/replica-count', {
+      token: TOKEN,
+      body: { value: 3 },
+    });
     const list = await cli('--output', 'json', 'distributed-state', 'list', '-n', 'docs4-config', '-l', '20');
     expect(list.code, list.stderr).toBe(0);
     const page = JSON.parse(list.stdout);
@@ -239,8 +233,8 @@ describe('seed 000: listing and deleting a namespace', () => {
     expect(refused.body.error).toBe('invalid_argument');
     const noConfirm = await cli('distributed-state', 'delete-namespace', '-n', 'docs4-config');
     expect(noConfirm.code).toBe(2); // stdin is not a terminal: no one to ask
-    const still = await cli('--output', 'json', 'distributed-state', 'list', '-n', 'docs4-config');
-    expect(JSON.parse(still.stdout).items).toHaveLength(2);
+    const still = await api(p.url, 'GET', '/api/v1/distributed-state/docs4-config', { token: TOKEN });
+    expect((still.body.data as { items: unknown[] }).items).toHaveLength(2);
 
     const del = await cli(
       '--output',
