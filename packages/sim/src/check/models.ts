@@ -6,6 +6,7 @@ import { DecodeError } from '@parley/interface';
 import type { HistoryValue } from './history.js';
 import { type Model, type ModelOp, type Operation, sameValue, UNKNOWN, type Unknown, unknownOp } from './model.js';
 import { parleyEntryModel, parleyLeaseModel, parleyLockModel } from './parley-models.js';
+import { canonicalText } from './value.js';
 
 type RegisterInput =
   | { readonly f: 'read' }
@@ -15,7 +16,7 @@ type RegisterInput =
 function casArgs(model: string, op: Operation): { from: HistoryValue; to: HistoryValue } {
   const v = op.input;
   if (!Array.isArray(v) || v.length !== 2) {
-    throw new DecodeError(`model '${model}': cas takes [old new], got ${JSON.stringify(v)} (operation ${op.id})`);
+    throw new DecodeError(`model '${model}': cas takes [old new], got ${canonicalText(v)} (operation ${op.id})`);
   }
   return { from: v[0] as HistoryValue, to: v[1] as HistoryValue };
 }
