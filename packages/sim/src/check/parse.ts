@@ -64,8 +64,8 @@ export interface ParsedHistory {
 
 const EVENT_TYPES: ReadonlySet<string> = new Set(['invoke', 'ok', 'fail', 'info']);
 const JEPSEN_PREFIX = /jepsen\.util\s+-\s+/;
-/** After the prefix, an event starts with a process (an integer or a keyword) and a keyword. */
-const JEPSEN_EVENT_START = /^(\d+|:\S+)\s+:\S/;
+/** After the prefix, an event starts with a process (an integer or a keyword) and a keyword, or names an event type. */
+const JEPSEN_EVENT_START = /^(\d+|:\S+)\s+:\S|(^|\s):(invoke|ok|fail|info)(\s|$)/;
 const JEPSEN_EVENT = /^(\d+|:\S+)\s+:(invoke|ok|fail|info)\s+:(\S+)(?:\s+(.*?))?\s*$/;
 /** Keys of a history entry, for naming a misspelling. */
 const ENTRY_KEYS = ['process', 'type', 'f', 'value', 'key', 'time', 'error', 'index'];

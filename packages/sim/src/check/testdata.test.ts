@@ -27,7 +27,7 @@ describe.skipIf(cases.length === 0)(`linearizability testdata (${dir})`, () => {
     const groups = new Set(cases.map((c) => c.group));
     expect([...groups].sort()).toEqual(['knossos-cas-register', 'porcupine-etcd', 'porcupine-kv']);
     expect(cases.filter((c) => c.expected === 'not linearizable').length).toBeGreaterThan(0);
-    expect(cases).toHaveLength(119);
+    expect(cases.length).toBeGreaterThanOrEqual(119); // the 119 published verdicts, at least
   });
 
   for (const c of cases) {

@@ -185,6 +185,12 @@ const HOSTILE: readonly { name: string; content: string | Uint8Array; args?: str
       exit: 2,
       says: /line 2: not a history event/,
     },
+    {
+      name: 'a Jepsen log line with a garbled process',
+      content: 'INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - x0\t:ok\t:read\t1\n',
+      exit: 2,
+      says: /line 2: not a history event/,
+    },
     { name: 'a log without events', content: 'INFO  jepsen.core - nothing happened\n', exit: 2, says: /not a history/ },
     {
       name: 'non-UTF-8 bytes',
