@@ -94,6 +94,16 @@ export const KNOWN_BAD: readonly KnownBadCase[] = [
       }),
   },
   {
+    name: 'parley-lease: taken over inside the first holder’s TTL',
+    accepts: () =>
+      linearizable(parleyLeaseModel as Model<unknown, unknown, unknown>, (r) => {
+        r.invoke('a', 'acquire', { holder: 'a', ttlMs: 3_000, skewMs: 100 }, 'l', { timeMs: 1_000 });
+        r.ok('a', { epoch: 1 }, { timeMs: 1_010 });
+        r.invoke('b', 'acquire', { holder: 'b', ttlMs: 3_000, skewMs: 100 }, 'l', { timeMs: 2_000 });
+        r.ok('b', { epoch: 2 }, { timeMs: 2_010 });
+      }),
+  },
+  {
     name: 'parley-lock: a write with a superseded fence accepted',
     accepts: () =>
       linearizable(parleyLockModel as Model<unknown, unknown, unknown>, (r) => {

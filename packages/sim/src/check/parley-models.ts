@@ -202,13 +202,28 @@ export interface FencedState {
   readonly holder: string | null;
   readonly token: number;
   readonly exact: boolean;
+  /**
+   * Time-aware histories: the current grant certainly lasts until this instant (the
+   * acquire's or renew's invocation + `ttlMs` − `skewMs`); -Infinity when unknown.
+   */
+  readonly until: number;
 }
 
+/**
+ * `at`: the call's completion time (+Infinity when unknown): the latest moment it took effect.
+ * `until`: for a grant or renewal carrying `ttlMs`, the earliest moment it may end.
+ */
 export type FencedInput =
-  | { readonly f: 'acquire'; readonly holder: string }
-  | { readonly f: 'renew' | 'release'; readonly holder: string; readonly token: number }
-  | { readonly f: 'write'; readonly token: number }
-  | { readonly f: 'get' };
+  | { readonly f: 'acquire'; readonly holder: string; readonly at: number; readonly until: number }
+  | {
+      readonly f: 'renew' | 'release';
+      readonly holder: string;
+      readonly token: number;
+      readonly at: number;
+      readonly until: number;
+    }
+  | { readonly f: 'write'; readonly token: number; readonly at: number }
+  | { readonly f: 'get'; readonly at: number };
 
 export type FencedOutput =
   | { readonly type: 'granted'; readonly token: number }
@@ -230,11 +245,20 @@ interface FencedNames {
   readonly token: string;
 }
 
+/** A grant or renewal with `ttlMs` (and the clock bound `skewMs`) lasts at least until invoke + ttl − skew. */
+function grantUntil(op: Operation): number {
+  const ttl = field(op.input, 'ttlMs');
+  if (ttl === undefined || ttl === null) return Number.NEGATIVE_INFINITY;
+  const skew = field(op.input, 'skewMs');
+  return op.callTimeMs + int(op, ttl, 'ttlMs') - (skew === undefined || skew === null ? 0 : int(op, skew, 'skewMs'));
+}
+
 function fencedPrepare(names: FencedNames, op: Operation): ModelOp<FencedInput, FencedOutput> | null {
   let input: FencedInput;
+  const at = op.status === 'ok' || op.status === 'fail' ? op.returnTimeMs : Number.POSITIVE_INFINITY;
   switch (op.f) {
     case 'acquire':
-      input = { f: 'acquire', holder: str(op, field(op.input, names.holder), names.holder) };
+      input = { f: 'acquire', holder: str(op, field(op.input, names.holder), names.holder), at, until: grantUntil(op) };
       break;
     case 'renew':
     case 'release':
@@ -242,13 +266,15 @@ function fencedPrepare(names: FencedNames, op: Operation): ModelOp<FencedInput, 
         f: op.f,
         holder: str(op, field(op.input, names.holder), names.holder),
         token: int(op, field(op.input, names.token), names.token),
+        at,
+        until: op.f === 'renew' ? grantUntil(op) : Number.NEGATIVE_INFINITY,
       };
       break;
     case 'write':
-      input = { f: 'write', token: int(op, field(op.input, names.token), names.token) };
+      input = { f: 'write', token: int(op, field(op.input, names.token), names.token), at };
       break;
     case 'get':
-      input = { f: 'get' };
+      input = { f: 'get', at };
       break;
     default:
       throw unknownOp(names.model, op);
@@ -298,7 +324,12 @@ function isCurrent(s: FencedState, token: number): boolean {
 }
 
 function pin(s: FencedState, holder: string | null, token: number): FencedState {
-  return s.exact && s.holder === holder ? s : { holder, token, exact: true };
+  return s.exact && s.holder === holder ? s : { holder, token, exact: true, until: s.until };
+}
+
+/** May the current grant have ended by `at` (its TTL run out)? Always, in a history without TTLs. */
+function mayHaveEnded(s: FencedState, at: number): boolean {
+  return s.holder === null || at >= s.until;
 }
 
 function fencedStep(
@@ -315,7 +346,9 @@ function fencedStep(
         // The caller's hold is gone. If the state says it still holds, its TTL ran out.
         if (input.f === 'renew' || input.f === 'release' || input.f === 'write') {
           if ('holder' in input && s.holder === input.holder && isCurrent(s, input.token)) {
-            return { holder: null, token: s.token, exact: s.exact };
+            // Its grant is over: it expired, which it cannot have before its TTL ran out.
+            if (!mayHaveEnded(s, input.at)) return undefined;
+            return { holder: null, token: s.token, exact: s.exact, until: Number.NEGATIVE_INFINITY };
           }
           return s;
         }
@@ -330,27 +363,39 @@ function fencedStep(
   }
   switch (input.f) {
     case 'acquire': {
-      // A held slot may be taken over once its TTL ran out, so holding is no obstacle;
-      // the token must still be strictly newer (or the same grant repeated to its holder).
-      if (output === UNKNOWN) return { holder: input.holder, token: s.token + 1, exact: false };
+      // A held slot may be taken over once its TTL ran out (with TTLs in the history: not
+      // before the grant's `until`), so holding is no obstacle; the token must still be
+      // strictly newer (or the same grant repeated to its holder).
+      if (output === UNKNOWN) return { holder: input.holder, token: s.token + 1, exact: false, until: input.until };
       if (output.type !== 'granted') return undefined;
-      if (output.token > s.token) return { holder: input.holder, token: output.token, exact: true };
+      if (output.token > s.token) {
+        if (s.holder !== input.holder && !mayHaveEnded(s, input.at)) return undefined;
+        return { holder: input.holder, token: output.token, exact: true, until: input.until };
+      }
       if (s.exact && s.holder === input.holder && output.token === s.token) return s;
       return undefined;
     }
-    case 'renew':
+    case 'renew': {
       if (s.holder !== input.holder || !isCurrent(s, input.token)) return output === UNKNOWN ? s : undefined;
-      return pin(s, input.holder, input.token);
+      const p = pin(s, input.holder, input.token);
+      // The renewal sets a new deadline (it may be shorter than the one it replaces).
+      return p.until === input.until ? p : { ...p, until: input.until };
+    }
     case 'release':
       if (s.holder !== input.holder || !isCurrent(s, input.token)) return output === UNKNOWN ? s : undefined;
-      return { holder: null, token: input.token, exact: true };
+      return { holder: null, token: input.token, exact: true, until: Number.NEGATIVE_INFINITY };
     case 'write':
       // Accepted only with the newest token granted.
       if (!isCurrent(s, input.token)) return output === UNKNOWN ? s : undefined;
-      return s.exact ? s : { holder: s.holder, token: input.token, exact: true };
+      return s.exact ? s : { holder: s.holder, token: input.token, exact: true, until: s.until };
     case 'get':
       if (output === UNKNOWN) return s;
-      if (output.type === 'free') return s.holder === null ? s : { holder: null, token: s.token, exact: s.exact };
+      if (output.type === 'free') {
+        if (s.holder === null) return s;
+        return mayHaveEnded(s, input.at)
+          ? { holder: null, token: s.token, exact: s.exact, until: Number.NEGATIVE_INFINITY }
+          : undefined;
+      }
       if (output.type !== 'held' || s.holder !== output.holder || !isCurrent(s, output.token)) return undefined;
       return pin(s, output.holder, output.token);
   }
@@ -361,20 +406,25 @@ function fencedModel(names: FencedNames, description: string): Model<FencedState
     name: names.model,
     description,
     partitionByKey: true,
-    init: () => ({ holder: null, token: 0, exact: true }),
+    init: () => ({ holder: null, token: 0, exact: true, until: Number.NEGATIVE_INFINITY }),
     prepare: (op) => fencedPrepare(names, op),
     step: fencedStep,
-    stateKey: (s) => `${s.exact ? '=' : '≥'}${s.token}:${s.holder === null ? '' : `+${s.holder}`}`,
+    stateKey: (s) =>
+      `${s.exact ? '=' : '≥'}${s.token}:${s.holder === null ? '' : `+${s.holder}`}${s.until === Number.NEGATIVE_INFINITY ? '' : `@${s.until}`}`,
   };
 }
 
-/** Leases per key: `acquire {holder}` → `{epoch}`, `renew`/`release`/`write {holder, epoch}`, `get`. */
+/**
+ * Leases per key: `acquire {holder}` → `{epoch}`, `renew`/`release`/`write {holder, epoch}`, `get`.
+ * With `ttlMs` (and `skewMs`) on `acquire`/`renew`, time-aware: the grant cannot end
+ * before invoke + ttlMs − skewMs (no takeover, no `free`, no `lease_lost` completing earlier).
+ */
 export const parleyLeaseModel = fencedModel(
   { model: 'parley-lease', holder: 'holder', token: 'epoch' },
   'leases per key: acquire/renew/release/write/get; epochs strictly increase; writes need the newest epoch',
 );
 
-/** Locks per key: `acquire {owner}` → `{fence}`, `renew`/`release {owner, fence}`, `write {fence}`, `get`. */
+/** Locks per key: `acquire {owner}` → `{fence}`, `renew`/`release {owner, fence}`, `write {fence}`, `get`; time-aware like leases. */
 export const parleyLockModel = fencedModel(
   { model: 'parley-lock', holder: 'owner', token: 'fence' },
   'locks per key: acquire/renew/release/get and fenced writes; fences strictly increase; stale fences rejected',

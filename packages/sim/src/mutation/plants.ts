@@ -6,8 +6,8 @@
  * (and the CI test beside this file) applies each one and runs its scenario
  * until it fails.
  *
- * A patch matches the compiled text exactly once; when the engine's code
- * changes under it, the smoke test says so (update `find`).
+ * A patch matches the compiled text of its package exactly once; when the
+ * engine's code changes under it, the smoke test says so (update `find`).
  */
 
 export interface Plant {
@@ -17,9 +17,12 @@ export interface Plant {
   readonly gap: string;
   /** What the bug does, in one line. */
   readonly bug: string;
-  /** Package directory under packages/ and the file under its dist/. */
+  /** Package directory under packages/. */
   readonly pkg: 'crdt' | 'raft' | 'coord';
-  readonly file: string;
+  /**
+   * Text that occurs exactly once in the package's compiled sources (dist/*.js, tests
+   * excluded), whichever file holds it, so that moving code between files keeps the plant.
+   */
   readonly find: string;
   readonly replace: string;
   /** Scenario module under sim's dist/scenarios/ (without .js) and scenario name. */
@@ -41,7 +44,6 @@ export const PLANTS: readonly Plant[] = [
     gap: 'Raft §5.4.2 (Figure 8)',
     bug: "the leader commits any entry on a quorum, whatever its term (the commit rule's term test dropped)",
     pkg: 'raft',
-    file: 'log.js',
     find: 'this.maybeTerm(maxIndex) === term',
     replace: 'this.maybeTerm(maxIndex) !== undefined',
     module: 'raft-figure8',
@@ -54,7 +56,6 @@ export const PLANTS: readonly Plant[] = [
     gap: 'persist before send',
     bug: 'the driver sends votes and acknowledgements before the save that records them resolves',
     pkg: 'raft',
-    file: 'driver.js',
     find: 'for (const m of rd.messages)\n            this.send(m);',
     replace:
       'for (const m of [...rd.messages, ...rd.messagesAfterPersist])\n            this.send(m);\n        rd.messagesAfterPersist.length = 0;',
@@ -68,9 +69,8 @@ export const PLANTS: readonly Plant[] = [
     gap: 'state-machine time',
     bug: "the state machine adopts every command's stamp, even one behind its time",
     pkg: 'coord',
-    file: 'state-machine.js',
-    find: 'if (stamp !== undefined && stamp > this.nowMs)',
-    replace: 'if (stamp !== undefined)',
+    find: 'if (stamp !== undefined && stamp > this.s.nowMs) {',
+    replace: 'if (stamp !== undefined) {',
     module: 'coord',
     scenario: 'coord-5-ttl-clock-behind',
     firstSeed: 1,
@@ -81,7 +81,6 @@ export const PLANTS: readonly Plant[] = [
     gap: 'tombstone GC',
     bug: 'gc collects every tombstone and expired entry at once, ignoring the grace period',
     pkg: 'crdt',
-    file: 'namespace.js',
     find: 'const old = maxWallOf(state) + this.tombstoneGraceMs <= nowMs;',
     replace: 'const old = true;',
     module: 'crdt',
@@ -94,7 +93,6 @@ export const PLANTS: readonly Plant[] = [
     gap: 'LWW ties',
     bug: 'two states with equal (wallMs, logical) compare equal whatever their node ids',
     pkg: 'crdt',
-    file: 'namespace.js',
     find: 'function compareBorn(a, b) {',
     replace:
       'function compareBorn(a, b) {\n    if (a.wallMs === b.wallMs && a.logical === b.logical)\n        return 0;',
@@ -108,7 +106,6 @@ export const PLANTS: readonly Plant[] = [
     gap: 'reads',
     bug: 'the leader answers a ReadIndex request at once, without confirming its leadership with a heartbeat round',
     pkg: 'raft',
-    file: 'raft.js',
     find: "if (this.readOnlyOption === 'leaseBased' && allowLease && this.leaseValid()) {",
     replace: 'if (true) {',
     module: 'coord',
@@ -118,11 +115,22 @@ export const PLANTS: readonly Plant[] = [
     missed: true,
   },
   {
+    name: 'lock-expires-at-half-ttl',
+    gap: 'locks and leases in time',
+    bug: 'a granted lock expires after half its TTL, so a second holder takes it inside the first one’s TTL',
+    pkg: 'coord',
+    find: 'slot.holder = { owner, fence, acquiredAt: now, expiresAt: now + ttlSeconds * 1000',
+    replace: 'slot.holder = { owner, fence, acquiredAt: now, expiresAt: now + ttlSeconds * 500',
+    module: 'coord',
+    scenario: 'coord-3-partition',
+    firstSeed: 1,
+    budget: 10,
+  },
+  {
     name: 'vote-twice-in-a-term',
     gap: 'Raft invariants in coord-*',
     bug: 'a member that voted in this term votes again for another candidate while it knows no leader',
     pkg: 'raft',
-    file: 'raft.js',
     find: '(this.vote === NONE && this.lead === NONE)',
     replace: '(this.lead === NONE)',
     module: 'coord',

@@ -15,7 +15,7 @@
  *     npm run build && node packages/sim/dist/mutation/smoke.js [--json FILE]
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -46,14 +46,21 @@ export function scratchCopy(plant: Plant, from: string = packagesDir()): string 
       cpSync(join(from, p, 'package.json'), join(dst, 'package.json'));
       symlinkSync(dst, join(root, 'node_modules', '@parley', p), 'dir');
     }
-    const file = join(root, 'packages', plant.pkg, 'dist', plant.file);
-    const text = readFileSync(file, 'utf8');
-    const at = text.indexOf(plant.find);
-    if (at < 0 || text.indexOf(plant.find, at + 1) >= 0) {
+    const dist = join(root, 'packages', plant.pkg, 'dist');
+    const hits: { file: string; text: string; at: number }[] = [];
+    for (const name of readdirSync(dist)) {
+      if (!name.endsWith('.js') || name.endsWith('.test.js')) continue;
+      const text = readFileSync(join(dist, name), 'utf8');
+      for (let at = text.indexOf(plant.find); at >= 0; at = text.indexOf(plant.find, at + 1)) {
+        hits.push({ file: join(dist, name), text, at });
+      }
+    }
+    if (hits.length !== 1) {
       throw new Error(
-        `plant ${plant.name}: its text occurs ${at < 0 ? 'nowhere' : 'more than once'} in ${plant.pkg}/dist/${plant.file}; update 'find' in packages/sim/src/mutation/plants.ts`,
+        `plant ${plant.name}: its text occurs ${hits.length === 0 ? 'nowhere' : `${hits.length} times`} in ${plant.pkg}/dist; update 'find' in packages/sim/src/mutation/plants.ts`,
       );
     }
+    const { file, text, at } = hits[0] as (typeof hits)[number];
     writeFileSync(file, text.slice(0, at) + plant.replace + text.slice(at + plant.find.length));
     return root;
   } catch (err) {

@@ -469,6 +469,15 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
   }
 
   // --- mixed workload ---------------------------------------------------------
+  /**
+   * Grants and renewals carry their TTL and the clock bound ε into the lease and lock
+   * histories: the models then refuse a takeover (or a `free`, or a `lease_lost`) that
+   * completed before invoke + TTL − ε. ε is the skew bound; with clock jumps (which add up)
+   * there is no fixed bound and the histories stay time-free.
+   */
+  const timeAware = !config.nemesis.clockJumps;
+  const timed = (ttlSeconds: number): { ttlMs?: number; skewMs?: number } =>
+    timeAware ? { ttlMs: ttlSeconds * 1_000, skewMs: skewBoundMs } : {};
   const pick = <T>(xs: readonly T[]): T => xs[rng.int(xs.length)] as T;
   let valueCounter = 0;
 
@@ -593,14 +602,14 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
       const lost = (r: CommandResult) => {
         if (!r.ok && r.error.code === 'lease_lost') c.leases.delete(key);
       };
+      const ttlSeconds = 1 + rng.int(3);
       if (kind === 0) {
-        const ttlSeconds = 1 + rng.int(3);
         record(
           'lease',
           c,
           'acquire',
           key,
-          { holder },
+          { holder, ...timed(ttlSeconds) },
           { type: 'lease_acquire', namespace: 'lease', key, holder, ttlSeconds, state: { by: holder } },
           (r) => {
             const lease = (r.value as { lease: LeaseDocument }).lease;
@@ -615,8 +624,8 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
           c,
           'renew',
           key,
-          { holder, epoch },
-          { type: 'lease_renew', namespace: 'lease', key, holder, epoch, ttlSeconds: 1 + rng.int(3) },
+          { holder, epoch, ...timed(ttlSeconds) },
+          { type: 'lease_renew', namespace: 'lease', key, holder, epoch, ttlSeconds },
           () => ({}),
           { lease_lost: 'lease_lost' },
           lost,
@@ -671,6 +680,7 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
     const forget = (r: CommandResult) => {
       if (!r.ok) c.locks.delete(key);
     };
+    const ttlSeconds = 1 + rng.int(3);
     if (kind === 0) {
       const waitSeconds = rng.int(4) === 0 ? 1 : 0;
       record(
@@ -678,13 +688,13 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
         c,
         'acquire',
         key,
-        { owner },
+        { owner, ...timed(ttlSeconds) },
         {
           type: 'lock_acquire',
           namespace: 'lock',
           key,
           owner,
-          ttlSeconds: 1 + rng.int(3),
+          ttlSeconds,
           ...(waitSeconds > 0 ? { waitSeconds } : {}),
         },
         (r) => {
@@ -700,8 +710,8 @@ function setupCoord(sim: Simulation, config: CoordScenarioConfig): ScenarioRun {
         c,
         'renew',
         key,
-        { owner, fence },
-        { type: 'lock_renew', namespace: 'lock', key, owner, fence, ttlSeconds: 1 + rng.int(3) },
+        { owner, fence, ...timed(ttlSeconds) },
+        { type: 'lock_renew', namespace: 'lock', key, owner, fence, ttlSeconds },
         () => ({}),
         // An expired, not re-granted lock renews as key_not_found: the grant is over.
         { fence_stale: 'fence_stale', key_not_found: 'lease_lost' },
