@@ -79,3 +79,25 @@ describe('rich values', () => {
     await Promise.all([a.close(), b.close()]);
   });
 });
+
+describe('rich values from hostile peers', () => {
+  it('drops undecodable rich gossip and bad document updates with counted errors, and keeps syncing', async () => {
+    const c = memoryCluster();
+    const a = await c.start('a');
+    const b = await c.start('b');
+    const yb = await b.eventual('h').yjs('d');
+    await a.eventual('h').yjs('d');
+    const codes: string[] = [];
+    b.context.events.on('reject:decode', (r) => codes.push(r.code));
+    const topic = 'parley/evr/1/h';
+    await a.context.transport.publish(topic, new Uint8Array([0, 1, 2]));
+    // A well-framed gossip message (op 0, kind yjs, key 'd', one part) whose update is garbage.
+    await a.context.transport.publish(topic, new Uint8Array([0, 1, 1, 100, 1, 3, 255, 255, 255]));
+    await eventually(() => codes.length === 2);
+    expect(codes).toEqual(['decode_error', 'decode_error']);
+    const ya = await a.eventual('h').yjs('d');
+    ya.getText('t').insert(0, 'still fine');
+    await eventually(() => yb.getText('t').toString() === 'still fine');
+    await Promise.all([a.close(), b.close()]);
+  });
+});
