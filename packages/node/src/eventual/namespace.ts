@@ -194,7 +194,7 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
   }
 
   /** Retries a read that failed with a transient storage error (`unavailable`), at most 20 times, 5..100 ms apart. */
-  private async retryRead<T>(read: () => Promise<T>): Promise<T> {
+  async retryRead<T>(read: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await read();

@@ -183,7 +183,7 @@ export class RichValues implements CommitSource {
   }
 
   private async load(kind: Kind, key: string): Promise<{ records: Uint8Array[]; stored: Stored }> {
-    const chunks = await this.ns.ctx.storage.kv.loadRange(['evr', this.ns.name, kind, key]);
+    const chunks = await this.ns.retryRead(() => this.ns.ctx.storage.kv.loadRange(['evr', this.ns.name, kind, key]));
     const stored: Stored = { keys: [], nextSeq: 0 };
     const records: Uint8Array[] = [];
     for (const c of chunks) {

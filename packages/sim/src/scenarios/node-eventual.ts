@@ -6,6 +6,9 @@
  * while the nemesis partitions, crashes (restart from disk), pauses and
  * skews. Then every fault stops and all nodes must converge.
  *
+ * Clients also edit one Yjs document (`ns.yjs`); after convergence every
+ * node's copy must hold the same items, each pushed by some client.
+ *
  * Checked on every read: validity (only values some client wrote) and
  * read-your-writes. After convergence: every node holds a byte-identical
  * state (equal digests and equal live entries for TTL runs), no acknowledged
@@ -26,6 +29,9 @@ import { type HostContext, type Simulation, violation } from '../simulation.js';
 const NAMESPACE = 'sim';
 const REGISTER_KEYS = ['k0', 'k1', 'k2', 'k3', 'k4', 'k5'];
 const COUNTER_KEYS = ['c0', 'c1'];
+
+type YDoc = Awaited<ReturnType<EventualNamespace['yjs']>>;
+const YJS_KEY = 'doc';
 
 const silent: NodeLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -104,6 +110,10 @@ function setup(sim: Simulation, config: NodeEventualConfig): ScenarioRun {
   const ownLatest = new Map<string, Hlc>();
   /** Simulated time at which each process last came back under a new replica id. */
   const reincarnatedAt = new Map<string, number>();
+  /** Each live host's Y.Doc of YJS_KEY (replaced on every boot). */
+  const ydocs = new Map<PeerId, YDoc>();
+  const pushed = new Set<string>();
+  let yjsEdits = 0;
   let running = true;
   let opCounter = 0;
   let reads = 0;
@@ -121,6 +131,7 @@ function setup(sim: Simulation, config: NodeEventualConfig): ScenarioRun {
         const node = await bootNode(ctx, config);
         const ns = node.eventual(NAMESPACE);
         await (ns as unknown as { ready: Promise<void> }).ready;
+        ydocs.set(id, await ns.yjs(YJS_KEY));
         startClient(node, ns, ctx, id);
         return node;
       },
@@ -187,6 +198,15 @@ function setup(sim: Simulation, config: NodeEventualConfig): ScenarioRun {
         }
         history.ok(process, null);
       }, fail);
+    } else if (roll < 50) {
+      // A Yjs edit: applied at once, persisted and spread by the node.
+      const doc = ydocs.get(process);
+      if (doc) {
+        const value = `${process}:y${opCounter++}`;
+        pushed.add(value);
+        doc.getArray<string>('log').push([value]);
+        yjsEdits++;
+      }
     } else if (roll < 60 && !ttlMode) {
       const key = COUNTER_KEYS[rng.int(COUNTER_KEYS.length)] as string;
       const by = between(rng, -3, 5) || 1;
@@ -275,6 +295,11 @@ function setup(sim: Simulation, config: NodeEventualConfig): ScenarioRun {
   const nodes = (): ParleyNodeInternals[] =>
     ids.map((id) => sim.host<ParleyNodeInternals>(id).app).filter((n): n is ParleyNodeInternals => n !== undefined);
 
+  const yjsView = (id: PeerId): string | undefined => {
+    const doc = ydocs.get(id);
+    return doc ? JSON.stringify(doc.getArray('log').toJSON()) : undefined;
+  };
+
   const liveView = (node: ParleyNodeInternals): string =>
     JSON.stringify(replicaOf(node).entries(sim.epochMs + sim.nowMs()));
 
@@ -288,6 +313,8 @@ function setup(sim: Simulation, config: NodeEventualConfig): ScenarioRun {
       if (ns.length !== ids.length) return false;
       const first = encodeDigest(replicaOf(ns[0] as ParleyNodeInternals).digest());
       if (!ns.every((n) => bytesEqual(encodeDigest(replicaOf(n).digest()), first))) return false;
+      const y = yjsView(ids[0] as PeerId);
+      if (y === undefined || !ids.every((id) => yjsView(id) === y)) return false;
       if (!ttlMode) return true;
       const view = liveView(ns[0] as ParleyNodeInternals);
       return ns.every((n) => liveView(n) === view);
@@ -328,6 +355,9 @@ function setup(sim: Simulation, config: NodeEventualConfig): ScenarioRun {
             : `${v?.replica} lost the acknowledged write to ${v?.key} (${JSON.stringify(v?.type === 'lost-write' ? v.write.stamp : null)}), holds ${JSON.stringify(v?.type === 'lost-write' ? v.found : null)}`,
         );
       }
+      for (const item of JSON.parse(yjsView(ids[0] as PeerId) ?? '[]') as string[]) {
+        if (!pushed.has(item)) throw violation('node-eventual/yjs-validity', `a Y.Doc holds ${item}, never pushed`);
+      }
       if (!ttlMode) {
         for (const key of COUNTER_KEYS) {
           const expected = counterSums.get(key);
@@ -359,6 +389,7 @@ function setup(sim: Simulation, config: NodeEventualConfig): ScenarioRun {
         nodes: count,
         writes,
         reads,
+        yjsEdits,
         acked: acked.length,
         partitions: nemesis.stats.partitions,
         crashes: nemesis.stats.crashes + offline + isolatedCrashes,
