@@ -11,7 +11,7 @@
  * convergence checker of ./check), and every counter equals the sum of its
  * acknowledged increments exactly.
  */
-import { compareHlc, encodeDigest, encodeState, type Hlc, type KeyState } from '@parley/crdt';
+import { compareHlc, encodeDigest, encodeState, type Hlc, type KeyState, type NamespaceReplica } from '@parley/crdt';
 import type { PeerId } from '@parley/interface';
 import { checkConvergence, type EventualWrite } from '../check/convergence.js';
 import { HistoryRecorder } from '../check/history.js';
@@ -361,14 +361,23 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
       // Operations left open (a crash, or the end of the workload) are indeterminate.
       for (const id of ids) if (history.isOpen(id)) history.info(id, null, { error: 'unfinished' });
       const ns = nodes();
-      // With GC on, bytes agree only between replicas that collected at the same instant:
-      // collect everywhere now (exact clocks: one nowMs), and only unexpired writes must survive.
-      if (gc) for (const n of ns) n.replica.gc(n.nowMs());
+      // With GC on, bytes differ between converged replicas until every late, already-expired
+      // copy is collected too (crdt INTERNALS §4): there, replicas must agree on every read
+      // (exact clocks: one nowMs), and only unexpired writes must survive.
       const nowMs = ns[0]?.nowMs() ?? 0;
       const mustSurvive = gc ? acked.filter((w) => w.stamp.wallMs + gc.maxTtlSeconds * 1_000 > nowMs) : acked;
       const states = new Map(ns.map((n) => [n.replica.replicaId, n.replica]));
+      const sameReads = (a: NamespaceReplica, b: NamespaceReplica) => {
+        const keys = new Set([...a.state().states, ...b.state().states].map((st) => st.key));
+        for (const key of keys) {
+          const x = a.get(key, nowMs);
+          const y = b.get(key, nowMs);
+          if (x?.version !== y?.version || JSON.stringify(x?.value) !== JSON.stringify(y?.value)) return false;
+        }
+        return true;
+      };
       const result = checkConvergence(states, mustSurvive, {
-        equal: (a, b) => bytesEqual(encodeState(a.state()), encodeState(b.state())),
+        equal: (a, b) => (gc ? sameReads(a, b) : bytesEqual(encodeState(a.state()), encodeState(b.state()))),
         stampOf: (r, key) => {
           const s = r.stateOf(key);
           return s ? stampOfState(s) : undefined;
