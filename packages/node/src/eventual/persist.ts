@@ -133,6 +133,18 @@ export async function loadNamespace(kv: KVStorage, ns: string): Promise<LoadedNa
   return out;
 }
 
+/** Registers and tombstones by (node, seq); counters (several dots each) after them, by key. */
+function byDot(a: KeyState, b: KeyState): number {
+  const ac = a.type === 'counter';
+  const bc = b.type === 'counter';
+  if (ac !== bc) return ac ? 1 : -1;
+  if (ac && bc) return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+  const x = a as Exclude<KeyState, { type: 'counter' }>;
+  const y = b as Exclude<KeyState, { type: 'counter' }>;
+  if (x.node !== y.node) return x.node < y.node ? -1 : 1;
+  return x.seq - y.seq;
+}
+
 /** Keeps the bookkeeping of one namespace's records and turns pending deltas into storage ops. */
 export class NamespaceStore {
   private pending: Uint8Array[] = [];
@@ -237,7 +249,10 @@ export class NamespaceStore {
       keys.push(key);
       bytes += data.length;
     };
-    const all = state.states;
+    // Chunks follow the order of the writes (origin, then seq), not of the keys: restore then
+    // adds each origin's dots in ascending runs, which keeps the dot context a few ranges
+    // instead of one per gap (several times faster to decode and merge).
+    const all = [...state.states].sort(byDot);
     let i = 0;
     for (; i + SNAPSHOT_CHUNK_STATES < all.length; i += SNAPSHOT_CHUNK_STATES) {
       put(all.slice(i, i + SNAPSHOT_CHUNK_STATES), false);
