@@ -45,6 +45,20 @@ describe('strong wire codec', () => {
     expect(() => decodeChanges(new TextEncoder().encode('not json'))).toThrow(/malformed/);
   });
 
+  it('refuses change pages nested too deep or holding numbers past float64, so what decodes re-encodes', () => {
+    const page = (v: string) =>
+      new TextEncoder().encode(
+        `{"changes":[{"namespace":"n","key":"k","type":"set","revision":1,"v":${v}}],"revision":1}`,
+      );
+    for (const bad of ['1e400', '[-1e400]', '1'.repeat(400), `${'['.repeat(20_000)}${']'.repeat(20_000)}`]) {
+      expect(() => decodeChanges(page(bad))).toThrow(/malformed/);
+    }
+    let deep = '0';
+    for (let i = 0; i < 64; i++) deep = `[${deep}]`;
+    const ok = decodeChanges(page(`{"value":${deep},"s":"1e400","n":1e300}`));
+    expect(decodeChanges(encodeChanges(ok))).toEqual(ok);
+  });
+
   it('decoding mutated and random bytes throws nothing but DecodeError', () => {
     withSeed(testSeed(7), (seed) => {
       const rng = new SeededRandom(seed);

@@ -17,8 +17,8 @@
  * Failures travel as the transport's typed errors: `not_leader` carries the
  * hint in `details.leaderHint`.
  */
-import { type Command, decodeCommand, encodeCommand } from '@parley/coord';
-import { ByteReader, ByteWriter, DecodeError, type PeerId } from '@parley/interface';
+import { type Command, decodeCommand, encodeCommand, MAX_JSON_DEPTH } from '@parley/coord';
+import { ByteReader, ByteWriter, DecodeError, jsonDepthExceeds, type PeerId } from '@parley/interface';
 import type { StrongChange } from '../api.js';
 
 export const STRONG_PROTOCOL = '/parley/strong/1';
@@ -130,12 +130,39 @@ export function encodeChanges(page: ChangesPage): Uint8Array {
   return enc.encode(JSON.stringify(page));
 }
 
-/** Decodes a changes page (from a member answering our request; the transport bounds its size). */
+/** A page nests an entry's value (at most MAX_JSON_DEPTH deep) four levels down; the rest is slack. */
+const MAX_PAGE_DEPTH = MAX_JSON_DEPTH + 16;
+/** JSON.parse yields ±Infinity only for a literal with an exponent or 309+ digits: walk the page only then. */
+const MAYBE_OVERFLOW = /[eE]|\d{309}/;
+
+function hasNonFinite(root: unknown): boolean {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return true;
+    } else if (v !== null && typeof v === 'object') {
+      for (const c of Array.isArray(v) ? v : Object.values(v)) stack.push(c);
+    }
+  }
+  return false;
+}
+
+/**
+ * Decodes a changes page (from a member answering our request; the transport bounds its size). A page
+ * nested past MAX_PAGE_DEPTH or holding a number past float64 (it would parse to ±Infinity and re-encode
+ * as null) is malformed: what decodes re-encodes to the same page.
+ */
 export function decodeChanges(bytes: Uint8Array): ChangesPage {
   let page: { changes?: unknown; revision?: unknown };
+  let text: string;
   try {
-    page = JSON.parse(dec.decode(bytes));
+    text = dec.decode(bytes);
+    page = JSON.parse(text);
   } catch {
+    throw new DecodeError('malformed changes page');
+  }
+  if (jsonDepthExceeds(page, MAX_PAGE_DEPTH) || (MAYBE_OVERFLOW.test(text) && hasNonFinite(page))) {
     throw new DecodeError('malformed changes page');
   }
   const parsed = page?.changes;
