@@ -18,11 +18,7 @@ const SLICE_INPUTS = 2000;
  * tolerated here by decoder and kind only, so any other failure still fails the test. Remove an entry
  * as soon as its fix lands.
  */
-const KNOWN_OPEN: Record<string, readonly string[]> = {
-  // The change page decoder keeps non-finite numbers (1e400 → Infinity, re-encoded as null) and values nested
-  // past JSON.stringify's recursion (node strong wire).
-  'node.strong.decodeChanges': ['reencode-threw', 'round-trip-mismatch'],
-};
+const KNOWN_OPEN: Record<string, readonly string[]> = {};
 const seed = testSeed(20261130);
 const REGRESSIONS = fileURLToPath(new URL('../corpus/regressions', import.meta.url));
 
