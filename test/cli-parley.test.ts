@@ -330,3 +330,78 @@ describe('parley at a terminal', () => {
     }
   });
 });
+
+describe('parley claim and lease', () => {
+  it('one claim wins, the loser reads the winner; a lease lifecycle with epochs and exit 4 once lost', async () => {
+    const [first, second] = await Promise.all([
+      json('claim', '-n', 'cron', '-k', 'tick:2026-08-09T00:00', '-v', '{"run":"a"}'),
+      json('claim', '-n', 'cron', '-k', 'tick:2026-08-09T00:00', '-v', '{"run":"b"}'),
+    ]);
+    expect([first.won, second.won].sort()).toEqual([false, true]);
+    expect(first.value).toEqual(second.value);
+
+    const lease = await json(
+      'lease',
+      'acquire',
+      '-n',
+      'etl',
+      '-k',
+      'run-9',
+      '--holder',
+      'w1',
+      '-t',
+      '120',
+      '-s',
+      '{"step":0}',
+    );
+    expect(lease).toMatchObject({ holder: 'w1', state: { step: 0 } });
+    const epoch = String(lease.epoch);
+    const taken = await cli('lease', 'acquire', '-n', 'etl', '-k', 'run-9', '--holder', 'w2', '-t', '120');
+    expect(taken.code).toBe(4);
+    const written = await json(
+      'lease',
+      'write',
+      '-n',
+      'etl',
+      '-k',
+      'run-9',
+      '--holder',
+      'w1',
+      '--epoch',
+      epoch,
+      '-s',
+      '{"step":1}',
+    );
+    expect(written.state).toEqual({ step: 1 });
+    const stale = await cli(
+      'lease',
+      'renew',
+      '-n',
+      'etl',
+      '-k',
+      'run-9',
+      '--holder',
+      'w1',
+      '--epoch',
+      String(lease.epoch + 1),
+    );
+    expect(stale.code).toBe(4);
+    expect(stale.stderr).toContain('lease_lost');
+    await json(
+      'lease',
+      'release',
+      '-n',
+      'etl',
+      '-k',
+      'run-9',
+      '--holder',
+      'w1',
+      '--epoch',
+      epoch,
+      '-s',
+      '{"done":true}',
+    );
+    const doc = await json('lease', 'get', '-n', 'etl', '-k', 'run-9');
+    expect(doc).toMatchObject({ holder: null, epoch: lease.epoch, state: { done: true } });
+  });
+});

@@ -8,6 +8,7 @@ import { isParleyError } from '@parley/interface';
 import { Command, CommanderError } from 'commander';
 import { ApiError, UsageError } from './client.js';
 import { clusterCommands } from './commands/cluster.js';
+import { coordinationCommands } from './commands/coordination.js';
 import { lockCommands } from './commands/locks.js';
 import { replicatedCommands } from './commands/replicated.js';
 import { serveCommand } from './commands/serve.js';
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
     .exitOverride();
   stateCommands(program);
   lockCommands(program);
+  coordinationCommands(program);
   replicatedCommands(program);
   statusCommand(program);
   serveCommand(program);
