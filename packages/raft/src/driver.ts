@@ -53,9 +53,9 @@ export interface RaftDriverOptions {
 /**
  * Runs the Ready loop of one RawNode over a Transport, a RaftLogStorage and a
  * Scheduler: persist (snapshot, entries, hard state in one save), then send,
- * then apply, then advance. Inbound messages and ticks are queued while a
- * Ready is in progress and stepped between Readys, so the core never sees
- * input between `ready()` and `advance()`.
+ * then apply, then advance. Inbound messages, ticks and send failures are
+ * queued while a Ready is in progress and stepped between Readys, so the core
+ * never sees input between `ready()` and `advance()`.
  */
 export class RaftDriver {
   readonly node: RawNode;
