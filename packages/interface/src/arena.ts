@@ -69,6 +69,8 @@ export class EntryColumns {
   private chunk: Uint8Array = new Uint8Array(0);
   private chunkId = -1;
   private used = 0;
+  /** Chunks start small and double up to `chunkBytes`: a short log does not hold a megabyte. */
+  private nextChunkBytes = 4096;
 
   constructor(private readonly chunkBytes = ARENA_CHUNK_BYTES) {}
 
@@ -87,7 +89,10 @@ export class EntryColumns {
       at = 0;
       this.used = n;
     } else {
-      if (this.used + n > this.chunk.length) this.newChunk(this.chunkBytes);
+      if (this.used + n > this.chunk.length) {
+        this.newChunk(Math.max(n, Math.min(this.nextChunkBytes, this.chunkBytes)));
+        this.nextChunkBytes = Math.min(this.nextChunkBytes * 2, this.chunkBytes);
+      }
       id = this.chunkId;
       at = this.used;
       this.used += n;

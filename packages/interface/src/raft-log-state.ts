@@ -36,7 +36,8 @@ export interface SavePlan {
   snapshot?: RaftSnapshot;
   /** Stored entries with an index ≥ this are removed (before `append`), or undefined. */
   truncateFrom?: number;
-  append: RaftEntry[];
+  /** Entries to append (the caller's objects: a store copies their bytes when it applies the plan). */
+  append: readonly RaftEntry[];
   hardState?: HardState;
 }
 
@@ -155,7 +156,7 @@ export class RaftLogState implements RaftLogReader {
         }
       }
       // Entries at or below the compaction point are committed and already folded into the snapshot.
-      const keep = entries.filter((e) => e.index > offsetIndex);
+      const keep = entries[0]!.index > offsetIndex ? entries : entries.filter((e) => e.index > offsetIndex);
       if (keep.length > 0) {
         const first = keep[0]!.index;
         if (first > lastIndex + 1) {
@@ -177,7 +178,7 @@ export class RaftLogState implements RaftLogReader {
           }
           plan.truncateFrom = Math.min(plan.truncateFrom ?? first, first);
         }
-        plan.append = keep.map((e) => ({ term: e.term, index: e.index, type: e.type, data: e.data }));
+        plan.append = keep;
         lastIndex = keep[keep.length - 1]!.index;
       }
     }

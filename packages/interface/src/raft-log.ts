@@ -63,18 +63,38 @@ export interface RaftLogReader {
 
 export interface RaftLogUpdate {
   hardState?: HardState;
-  /** Appended after truncating any existing suffix from `entries[0].index` on. */
+  /**
+   * Appended after truncating any existing suffix from `entries[0].index` on.
+   * Consecutive indexes; no gap after the last index (else InvalidArgumentError).
+   */
   entries?: readonly RaftEntry[];
-  /** Replaces the log up to and including `snapshot.meta.index`. */
+  /**
+   * Replaces the log up to and including `snapshot.meta.index`; entries after
+   * it are kept only when the log has the snapshot's last entry (same term).
+   * A snapshot older than the stored one is InvalidArgumentError.
+   */
   snapshot?: RaftSnapshot;
 }
 
+/**
+ * Every store behaves the same at the edges (the compliance suite of
+ * @parley/storage checks them): they share the memory implementation's log
+ * state, `MemoryRaftLogStorage` / `RaftLogState` in this package. A refused
+ * write changes nothing.
+ */
 export interface RaftLogStorage extends RaftLogReader {
   /** Applies snapshot, then entries, then hard state, as one atomic, durable batch. */
   save(update: RaftLogUpdate): Promise<void>;
-  /** Records an application snapshot at `index` (≤ last index); does not compact. */
+  /**
+   * Records an application snapshot at `index`; does not compact. At the stored
+   * snapshot's index it replaces that snapshot; below it is CompactedError;
+   * past the last index LogUnavailableError.
+   */
   createSnapshot(index: number, confState: ConfState, data: Uint8Array): Promise<RaftSnapshot>;
-  /** Discards entries up to and including `index` (≤ the snapshot index). */
+  /**
+   * Discards entries up to and including `index`: past the snapshot index is
+   * InvalidArgumentError, below the compaction point CompactedError, at it a no-op.
+   */
   compact(index: number): Promise<void>;
   close(): Promise<void>;
 }
