@@ -9,6 +9,7 @@ import {
   MAX_COMMAND_BYTES,
   MAX_ENVELOPE_DEPTH,
 } from './codec.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
 import { CoordHarness } from './harness.js';
 import { base64UrlDecode, base64UrlEncode, canonicalJson, type JsonValue, MAX_JSON_DEPTH, utf8Length } from './json.js';
 import type { Command, CommandResult } from './types.js';
@@ -285,5 +286,15 @@ describe('nesting bounds', () => {
     const copy = new CoordHarness();
     copy.sm.restore(bytes);
     expect(copy.sm.snapshot()).toEqual(bytes);
+  });
+});
+
+describe('list cursors', () => {
+  it('round-trip, and refuse a sort value that parses to Infinity', () => {
+    const c = encodeCursor('created_at', 'desc', 1_700_000_000_000, 'k');
+    expect(decodeCursor(c, 'created_at', 'desc')).toEqual({ sortValue: 1_700_000_000_000, key: 'k' });
+    const forged = base64UrlEncode(new TextEncoder().encode('["created_at","desc",1e400,"k"]'));
+    expect(() => decodeCursor(forged, 'created_at', 'desc')).toThrow(/cursor is malformed/);
+    expect(() => decodeCursor(c, 'created_at', 'asc')).toThrow(/cursor is malformed/);
   });
 });

@@ -26,6 +26,7 @@ export function decodeCursor(text: string, sortBy: SortBy, sortOrder: SortOrder)
   if (!Array.isArray(parsed) || parsed.length !== 4) throw bad();
   const [by, order, sortValue, key] = parsed as unknown[];
   if (by !== sortBy || order !== sortOrder || typeof key !== 'string') throw bad();
-  if (sortBy === 'key' ? typeof sortValue !== 'string' : typeof sortValue !== 'number') throw bad();
+  // A number past float64 (1e400) parses to Infinity, which no cursor this module issues can hold.
+  if (sortBy === 'key' ? typeof sortValue !== 'string' : !Number.isFinite(sortValue)) throw bad();
   return { sortValue: sortValue as number | string, key };
 }
