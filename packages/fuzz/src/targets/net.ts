@@ -45,7 +45,15 @@ function frame(g: Gen): Frame {
       };
     default: {
       const details: Record<string, unknown> = {};
-      for (let i = g.size(8); i > 0; i--) details[g.string(8)] = g.json(g.bool(0.1) ? 500 : 4, 50);
+      for (let i = g.size(8); i > 0; i--) {
+        // defineProperty: a '__proto__' key must be an own key (as JSON.parse makes it), not the prototype.
+        Object.defineProperty(details, g.string(8), {
+          value: g.json(g.bool(0.1) ? 500 : 4, 50),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
       return { type: 'error', id: g.rng.nextU32(), code: g.pick(CODES), message: g.string(1000), details };
     }
   }
