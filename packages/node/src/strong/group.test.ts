@@ -1,8 +1,18 @@
 import { isParleyError } from '@parley/interface';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { StrongChange } from '../api.js';
 import { FAST, MemoryGroup } from './testing.js';
 
 const VOTERS = ['v1', 'v2', 'v3'];
+
+/** Resolves once `check()` holds (polled every 20 ms); fails after `timeoutMs`. */
+async function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 let group: MemoryGroup | undefined;
 afterEach(async () => {
   await group?.stopAll();
@@ -39,6 +49,27 @@ describe('strong module, a group of three', () => {
     const ls = await (leader?.module.cluster.status() ?? Promise.reject());
     expect(ls.voters).toEqual(VOTERS);
     expect(ls.peers.map((p) => p.peer)).toEqual(VOTERS.filter((v) => v !== leader?.id));
+  });
+
+  it('a node outside the group watches by polling a member, in revision order, resuming after a revision', async () => {
+    const g = await three();
+    const outsider = await g.start('client');
+    const seen: StrongChange[] = [];
+    const writer = g.member('v2').module.strong('wn');
+    await writer.set('x', 0);
+    const from = g.member('v2').module.replica.appliedThrough;
+    const stop = outsider.module.strong('wn').watch({ prefix: 'a', fromRevision: from }, (c) => seen.push(c));
+    await writer.set('a1', 1);
+    await writer.set('b1', 1);
+    await writer.delete('a1');
+    await waitFor(() => seen.length >= 2, 3_000);
+    stop();
+    expect(seen.map((c) => `${c.type}:${c.key}`)).toEqual(['set:a1', 'delete:a1']);
+    const replay: StrongChange[] = [];
+    const stop2 = outsider.module.strong('wn').watch({ fromRevision: seen[0]?.revision }, (c) => replay.push(c));
+    await waitFor(() => replay.length >= 2, 3_000);
+    stop2();
+    expect(replay.map((c) => `${c.type}:${c.key}`)).toEqual(['set:b1', 'delete:a1']);
   });
 
   it('lease reads (an option) answer through any node', async () => {
