@@ -135,3 +135,38 @@ describe('lock waits', () => {
     expect(next.status).toBe(200);
   });
 });
+
+describe('HEAD and unexpected errors', () => {
+  it('HEAD on a watch answers the stream headers and opens nothing', async () => {
+    const res = await fetch(`${p.url}/api/v1/distributed-state/h?watch=true`, { method: 'HEAD' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    expect(await openStreams()).toBe(0);
+    const again = await api(p.url, 'GET', '/healthz'); // the connection is still usable
+    expect(again.status).toBe(200);
+  });
+
+  it('an error that is no client mistake is a 500 internal envelope, reported to onUnexpectedError', async () => {
+    const { createServer } = await import('@parley/server');
+    const seen: string[] = [];
+    const server = await createServer({
+      node: p.node,
+      port: 0,
+      defaultMetrics: false,
+      onUnexpectedError: (err, route) => seen.push(`${route}: ${(err as Error).message}`),
+    });
+    // A route of this test only, standing for a bug in a handler.
+    server.app.get('/boom', async () => {
+      throw new TypeError('cannot read properties of undefined');
+    });
+    const url = await server.listen();
+    try {
+      const res = await api(url, 'GET', '/boom');
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ status: 500, msg: 'internal error', error: 'internal' });
+      expect(seen).toEqual(['GET /boom: cannot read properties of undefined']);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -38,6 +38,8 @@ export interface ServerOptions {
   defaultMetrics?: boolean;
   /** Fastify's logger option; default off. */
   logger?: boolean;
+  /** Called with any error that is not a client mistake (answered 500 internal); default: printed on stderr. */
+  onUnexpectedError?: (err: unknown, route: string) => void;
 }
 
 export interface ParleyServer {
@@ -53,6 +55,10 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
   const host = options.host ?? DEFAULT_HOST;
   const port = options.port ?? DEFAULT_PORT;
   checkBind(host, options.token);
+  const onUnexpectedError =
+    options.onUnexpectedError ??
+    ((err: unknown, route: string) =>
+      process.stderr.write(`parley server: unexpected error in ${route}: ${(err as Error)?.stack ?? String(err)}\n`));
 
   const app = Fastify({
     logger: options.logger ?? false,
@@ -113,7 +119,7 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
     const params = (request.params ?? {}) as RequestTarget & { ns?: string };
     const target: RequestTarget = { namespace: params.ns, key: params.key };
     const { envelope, headers, unexpected } = toErrorEnvelope(err, target);
-    if (unexpected) request.log.error({ err }, 'unexpected error');
+    if (unexpected) onUnexpectedError(err, `${request.method} ${request.routeOptions.url ?? request.url}`);
     return reply.code(envelope.status).headers(headers).send(envelope);
   });
 

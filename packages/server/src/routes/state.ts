@@ -220,14 +220,14 @@ function watchStrong(
   ns: string,
   query: ListQueryText,
   deps: RouteDeps,
-): void {
+): FastifyReply | undefined {
   checkWatchQuery(query);
   const lastEventId = request.headers['last-event-id'];
   const resume =
     query.from_revision ?? (typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : undefined);
   const fromRevision =
     resume === undefined ? undefined : intInRange('from_revision', resume, 0, Number.MAX_SAFE_INTEGER);
-  openWatch(request, reply, deps, (emit) =>
+  return openWatch(request, reply, deps, (emit) =>
     deps.node.strong(ns).watch({ prefix: query.prefix, fromRevision }, (change: StrongChange) => {
       emit(
         change.type,

@@ -15,7 +15,9 @@ export function openWatch(
   reply: FastifyReply,
   deps: RouteDeps,
   subscribe: (emit: Emit) => Unsubscribe,
-): void {
+): FastifyReply | undefined {
+  // HEAD answers the headers a watch would have, and opens nothing: no body may follow.
+  if (request.method === 'HEAD') return reply.code(200).type('text/event-stream; charset=utf-8').send();
   if (deps.streams.size >= deps.maxWatchStreams) {
     throw new HttpError('too_many_streams', `at most ${deps.maxWatchStreams} watch streams may be open`, {
       'retry-after': '5',
@@ -41,4 +43,5 @@ export function openWatch(
   for (const [event, data, id] of early.splice(0)) opened.send(event, data, id);
   if (overflow) opened.close();
   else stream = opened;
+  return undefined;
 }
