@@ -32,6 +32,14 @@ export function buildProgram(): Command {
   statusCommand(program);
   serveCommand(program);
   clusterCommands(program);
+  program // `parley mcp` lives in @parley/mcp (docs/mcp.md): MCP over stdio; without --endpoint it embeds a node.
+    .command('mcp')
+    .description('serve the Model Context Protocol over stdio (a running node with --endpoint, else an embedded one)')
+    .option('-d, --data-dir <dir>', 'data dir of the embedded node', './.parley')
+    .action(async (o: { dataDir: string }) => {
+      const endpoint = program.opts<{ endpoint?: string }>().endpoint ?? process.env.PARLEY_ENDPOINT;
+      await (await import('@parley/mcp' as string)).runMcp({ endpoint, dataDir: o.dataDir });
+    });
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

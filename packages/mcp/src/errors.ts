@@ -1,0 +1,53 @@
+/**
+ * Typed tool errors: every failure a tool returns names a stable Parley error code
+ * (the HTTP API's `error`) and tells the agent what to do next.
+ */
+
+/** What an agent should do after each error code. */
+export const ERROR_HINTS: Readonly<Record<string, string>> = {
+  invalid_argument: 'The arguments are malformed; fix them (see the tool schema) and call again.',
+  unauthorized: 'The node requires a token: start the MCP server with PARLEY_API_TOKEN set.',
+  key_not_found: 'The key is absent or expired. Create it, or treat it as missing.',
+  not_found: 'No such resource on the node.',
+  key_already_exists: 'Someone created it first (if_not_exists lost). Read the current value instead.',
+  version_mismatch:
+    'Someone wrote since you read. Re-read the entry with state_get, re-apply your change to the new value, and retry with its version.',
+  lock_held: 'Another owner holds it. Wait (lock_acquire with wait_seconds) or try again after its TTL.',
+  lease_lost:
+    'Your lease has a newer epoch, another holder, or was released: stop working on it; acquire it again before writing.',
+  fence_stale: 'A newer lock holder exists: your fence is stale. Stop, and acquire the lock again before writing.',
+  namespace_full: 'The namespace has 10,000 live keys; delete some or use another namespace.',
+  value_too_large: 'The value is over 1 MiB of JSON; store less, or split it over several keys.',
+  not_leader: 'The cluster is changing leader: retry in a moment.',
+  unavailable: 'The node or its cluster is unavailable: retry in a moment.',
+  closed: 'The node is shutting down: retry against another node.',
+  too_many_streams: 'The server is at its limit of streams: retry later.',
+  timeout: 'No answer in time; the write may still apply. Retrying is safe: writes are exactly-once per session.',
+  internal: 'A bug in Parley; report it.',
+  transport: 'The MCP server could not reach the node over HTTP: check that it runs and the endpoint.',
+};
+
+/** A failure of a node call, as returned to the agent. */
+export class ToolError extends Error {
+  readonly code: string;
+  readonly status: number;
+  constructor(code: string, status: number, message: string) {
+    super(message);
+    this.name = 'ToolError';
+    this.code = code;
+    this.status = status;
+  }
+
+  /** The JSON an agent receives: `{ error, status, message, retryable, hint }`. */
+  toJSON(): { error: string; status: number; message: string; retryable: boolean; hint: string } {
+    return {
+      error: this.code,
+      status: this.status,
+      message: this.message,
+      retryable: RETRYABLE.has(this.code),
+      hint: ERROR_HINTS[this.code] ?? 'Unexpected error.',
+    };
+  }
+}
+
+const RETRYABLE = new Set(['not_leader', 'unavailable', 'closed', 'too_many_streams', 'timeout', 'version_mismatch']);

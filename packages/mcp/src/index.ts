@@ -1,0 +1,8 @@
+/**
+ * @parley/mcp — Parley for LLM agents: the Model Context Protocol over stdio
+ * (`parley mcp`), with tools for strong state, claims, leases, locks and replicated
+ * entries, and namespaces as resources. See docs/mcp.md.
+ */
+export { ERROR_HINTS, ToolError } from './errors.js';
+export { NodeClient, type NodeClientOptions } from './http.js';
+export { createMcpServer, MCP_VERSION, type RunMcpOptions, runMcp } from './server.js';

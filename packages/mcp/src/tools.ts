@@ -1,0 +1,216 @@
+/**
+ * The MCP tools: strong state (read, write, compare-and-swap, list), claims,
+ * leases, locks and replicated (eventual) entries. Each has a JSON schema (from
+ * zod) and answers either the node's JSON or a typed error (`errors.ts`).
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod';
+import { ToolError } from './errors.js';
+import { type NodeClient, path, query } from './http.js';
+
+const NAMESPACE = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/)
+  .describe('Namespace: 1-128 letters, digits, ".", "_", "-", starting alphanumeric');
+const KEY = z.string().min(1).max(1024).describe('Key: 1-1024 characters, no control characters');
+const VALUE = z.unknown().describe('Any JSON value, at most 1 MiB');
+const TTL = z.number().int().min(1).max(2_592_000).describe('Time to live in seconds (1 .. 30 days)');
+
+/** Runs a node call and turns its answer or typed error into a tool result. */
+async function answer(fn: () => Promise<unknown>): Promise<CallToolResult> {
+  try {
+    const data = await fn();
+    return { content: [{ type: 'text', text: JSON.stringify(data) }] };
+  } catch (err) {
+    const e = err instanceof ToolError ? err : new ToolError('internal', 500, (err as Error).message);
+    return { isError: true, content: [{ type: 'text', text: JSON.stringify(e.toJSON()) }] };
+  }
+}
+
+export function registerTools(server: McpServer, node: NodeClient): void {
+  // ------------------------------------------------------------ strong state
+  server.registerTool(
+    'state_get',
+    {
+      description:
+        'Read a strong (linearizable) entry: {namespace, key, value, version, ttl_seconds, ...}. Error key_not_found if absent.',
+      inputSchema: { namespace: NAMESPACE, key: KEY },
+    },
+    ({ namespace, key }) => answer(() => node.call('GET', path('distributed-state', namespace, key))),
+  );
+  server.registerTool(
+    'state_set',
+    {
+      description:
+        'Write a strong entry. With if_version_matches it is a compare-and-swap (error version_mismatch: re-read and retry); with if_not_exists it only creates (error key_already_exists).',
+      inputSchema: {
+        namespace: NAMESPACE,
+        key: KEY,
+        value: VALUE,
+        ttl_seconds: TTL.optional(),
+        if_version_matches: z.string().min(1).optional().describe('Write only if the current version is this one'),
+        if_not_exists: z.boolean().optional().describe('Write only if the key does not exist'),
+      },
+    },
+    ({ namespace, key, value, ...rest }) =>
+      answer(() => node.call('POST', path('distributed-state', namespace, key), { value: value ?? null, ...rest })),
+  );
+  server.registerTool(
+    'state_delete',
+    {
+      description: 'Delete a strong entry (optionally only at a version). Error key_not_found if absent.',
+      inputSchema: { namespace: NAMESPACE, key: KEY, if_version_matches: z.string().min(1).optional() },
+    },
+    ({ namespace, key, if_version_matches }) =>
+      answer(() => node.call('DELETE', path('distributed-state', namespace, key) + query({ if_version_matches }))),
+  );
+  server.registerTool(
+    'state_list',
+    {
+      description:
+        'List a strong namespace: {items, next_cursor}. q is a substring match; filter uses the grammar `status = "open" and attempts >= 3`.',
+      inputSchema: {
+        namespace: NAMESPACE,
+        q: z.string().max(1024).optional(),
+        filter: z.string().max(1024).optional(),
+        limit: z.number().int().min(1).max(1000).optional(),
+        cursor: z.string().optional().describe('next_cursor of the previous page'),
+      },
+    },
+    ({ namespace, ...q }) => answer(() => node.call('GET', path('distributed-state', namespace) + query(q))),
+  );
+
+  // ------------------------------------------------------------ claims and leases
+  server.registerTool(
+    'claim',
+    {
+      description:
+        'Claim a key: exactly one caller wins. Answers {won, value, version}; losers see the winner’s value.',
+      inputSchema: { namespace: NAMESPACE, key: KEY, value: VALUE, ttl_seconds: TTL.optional() },
+    },
+    ({ namespace, key, value, ttl_seconds }) =>
+      answer(() => node.call('POST', path('claims', namespace, key), { value: value ?? null, ttl_seconds })),
+  );
+  server.registerTool(
+    'lease_acquire',
+    {
+      description:
+        'Acquire a fenced lease: answers {epoch, holder, deadline_at, state}. Keep the epoch: renew before the TTL ends; writes with an older epoch are refused (lease_lost). Error lock_held while someone else holds it.',
+      inputSchema: {
+        namespace: NAMESPACE,
+        key: KEY,
+        holder: z.string().min(1).max(256).describe('Your stable name'),
+        ttl_seconds: TTL,
+        state: VALUE.optional().describe('Initial state (kept from the last holder if omitted)'),
+      },
+    },
+    ({ namespace, key, ...body }) => answer(() => node.call('POST', path('leases', namespace, key), body)),
+  );
+  const LEASE = {
+    namespace: NAMESPACE,
+    key: KEY,
+    holder: z.string().min(1).max(256),
+    epoch: z.number().int().min(1).describe('The epoch lease_acquire answered'),
+  };
+  server.registerTool(
+    'lease_renew',
+    {
+      description: 'Renew your lease (heartbeat). Error lease_lost if a newer epoch exists: stop working on it.',
+      inputSchema: { ...LEASE, ttl_seconds: TTL.optional() },
+    },
+    ({ namespace, key, ...body }) => answer(() => node.call('POST', path('leases', namespace, key, '/renew'), body)),
+  );
+  server.registerTool(
+    'lease_write',
+    {
+      description:
+        'Fenced write of the lease state: accepted only from the current holder and epoch (else lease_lost).',
+      inputSchema: { ...LEASE, state: VALUE, if_version_matches: z.string().min(1).optional() },
+    },
+    ({ namespace, key, state, ...body }) =>
+      answer(() => node.call('POST', path('leases', namespace, key, '/write'), { state: state ?? null, ...body })),
+  );
+  server.registerTool(
+    'lease_release',
+    {
+      description: 'Release your lease, optionally writing a final state. Error lease_lost if you no longer hold it.',
+      inputSchema: { ...LEASE, state: VALUE.optional() },
+    },
+    ({ namespace, key, ...body }) => answer(() => node.call('POST', path('leases', namespace, key, '/release'), body)),
+  );
+
+  // ------------------------------------------------------------ locks
+  server.registerTool(
+    'lock_acquire',
+    {
+      description:
+        'Acquire a fenced lock: answers {owner, fence, expires_at}. Pass fence to state_set-style writes as a fence; error lock_held if held (and not granted within wait_seconds).',
+      inputSchema: {
+        namespace: NAMESPACE,
+        key: KEY,
+        owner: z.string().min(1).max(256),
+        ttl_seconds: z.number().int().min(1).max(3600).optional(),
+        wait_seconds: z.number().int().min(0).max(300).optional().describe('Wait in the FIFO queue this long'),
+        metadata: VALUE.optional(),
+      },
+    },
+    ({ namespace, key, ...body }) => answer(() => node.call('POST', path('locks', namespace, key), body)),
+  );
+  server.registerTool(
+    'lock_release',
+    {
+      description: 'Release a lock you hold: answers {released}. A stale fence never frees a newer holder.',
+      inputSchema: {
+        namespace: NAMESPACE,
+        key: KEY,
+        owner: z.string().min(1).max(256),
+        fence: z.number().int().min(1),
+      },
+    },
+    ({ namespace, key, ...body }) => answer(() => node.call('POST', path('locks', namespace, key, '/release'), body)),
+  );
+
+  // ------------------------------------------------------------ replicated (eventual)
+  server.registerTool(
+    'replicated_set',
+    {
+      description:
+        'Write a replicated entry (CRDT, last writer wins): accepted locally even when offline, spread by gossip.',
+      inputSchema: { namespace: NAMESPACE, key: KEY, value: VALUE, ttl_seconds: TTL.optional() },
+    },
+    ({ namespace, key, value, ttl_seconds }) =>
+      answer(() => node.call('POST', path('replicated', namespace, key), { value: value ?? null, ttl_seconds })),
+  );
+  server.registerTool(
+    'replicated_get',
+    {
+      description: 'Read a replicated entry from this node. Error key_not_found if absent.',
+      inputSchema: { namespace: NAMESPACE, key: KEY },
+    },
+    ({ namespace, key }) => answer(() => node.call('GET', path('replicated', namespace, key))),
+  );
+  server.registerTool(
+    'replicated_increment',
+    {
+      description: 'Add to a replicated counter (PN-counter: concurrent increments add up). Negative by decrements.',
+      inputSchema: { namespace: NAMESPACE, key: KEY, by: z.number().int().optional(), ttl_seconds: TTL.optional() },
+    },
+    ({ namespace, key, ...body }) =>
+      answer(() => node.call('POST', path('replicated', namespace, key, '/increment'), body)),
+  );
+  server.registerTool(
+    'replicated_list',
+    {
+      description: 'List a replicated namespace on this node: {items, next_cursor}.',
+      inputSchema: {
+        namespace: NAMESPACE,
+        q: z.string().max(1024).optional(),
+        filter: z.string().max(1024).optional(),
+        limit: z.number().int().min(1).max(1000).optional(),
+        cursor: z.string().optional(),
+      },
+    },
+    ({ namespace, ...q }) => answer(() => node.call('GET', path('replicated', namespace) + query(q))),
+  );
+}
