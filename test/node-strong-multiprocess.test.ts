@@ -1,8 +1,9 @@
 /**
  * Strong namespaces across OS processes on 127.0.0.1: three voter processes
  * (the built node, packages/node/dist/strong/peer-process.js: libp2p, LevelDB
- * with fsync) and two non-voter nodes in this process. Clients on the
- * non-voters run a CAS + lock + lease workload; meanwhile the leader is
+ * with fsync) and two non-voter node processes. Clients in this process call
+ * the public API through the non-voters (over IPC) in a CAS + lock + lease
+ * workload; meanwhile the leader is
  * killed with SIGKILL and restarted from its data directory, then a follower.
  * Afterwards the recorded histories pass `parley-check` (parley-entry,
  * parley-lease, parley-lock models), and every acknowledged write is read
@@ -15,15 +16,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isParleyError, KeyNotFoundError } from '@parley/interface';
 import { loadOrCreatePrivateKey, loadOrCreatePsk, peerIdOf } from '@parley/net';
-import type { Lease, ParleyNode } from '@parley/node/api';
-import { createNode } from '@parley/node/node';
 import { PeerProcess } from '@parley/node/strong/peer-cluster';
 import { HistoryRecorder, type HistoryValue, toKnossosEdn } from '@parley/sim/check/history';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const RAFT = { tickMs: 50, electionTimeoutTicks: 10, callTimeoutMs: 6_000, attemptTimeoutMs: 1_500 };
-const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const WORKLOAD_MS = 9_000;
 
 const dirs: string[] = [];
@@ -33,11 +31,11 @@ const tempDir = () => {
   return d;
 };
 const voterProcs: Array<PeerProcess | undefined> = [];
-const outsiders: ParleyNode[] = [];
+const outsiders: PeerProcess[] = [];
 
 afterAll(async () => {
   await Promise.allSettled(voterProcs.map((p) => p?.kill()));
-  await Promise.allSettled(outsiders.map((n) => n.close()));
+  await Promise.allSettled(outsiders.map((p) => p.kill()));
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -64,7 +62,15 @@ describe('strong namespaces across processes', () => {
     };
     for (let i = 0; i < 3; i++) await startVoter(i);
     for (let i = 0; i < 2; i++) {
-      outsiders.push(await createNode({ dataDir: tempDir(), psk, bootstrap: addresses(), logger: quiet, raft }));
+      outsiders.push(
+        await PeerProcess.start({
+          dataDir: tempDir(),
+          listen: ['/ip4/127.0.0.1/tcp/0'],
+          bootstrap: addresses(),
+          psk,
+          raft,
+        }),
+      );
     }
 
     // --- workload -------------------------------------------------------------------
@@ -101,13 +107,16 @@ describe('strong namespaces across processes', () => {
     };
 
     const client = async (c: number) => {
-      const node = outsiders[c % 2] as ParleyNode;
+      const node = outsiders[c % 2] as PeerProcess;
       const p = `c${c}`;
-      const kv = node.strong('kv');
-      const locks = node.locks('locks');
-      const leases = node.strong('leases');
+      type Entry = { value: unknown; version: string };
+      const kv = {
+        set: (key: string, value: number, o: { ifVersion?: string } = {}) =>
+          node.call<{ entry: Entry }>('strong', 'kv', 'set', [key, value, o]),
+        get: (key: string) => node.call<Entry | null>('strong', 'kv', 'get', [key]),
+      };
       let version: string | undefined;
-      let lease: Lease | undefined;
+      let lease: { leaseId: number; epoch: number } | undefined;
       let n = 0;
       while (running) {
         n++;
@@ -125,8 +134,7 @@ describe('strong namespaces across processes', () => {
             (v) => ({ version: v.entry.version }),
             { version_mismatch: 'version_mismatch', key_not_found: 'version_mismatch' },
           );
-          if (r) version = r.entry.version;
-          else version = undefined;
+          version = r?.entry.version;
         } else if (roll === 2) {
           const e = await call(
             'entry',
@@ -159,13 +167,14 @@ describe('strong namespaces across processes', () => {
           if (r) acked.push({ key: dk, version: r.entry.version });
         } else if (roll === 4) {
           const lk = `m${c % 2}`;
+          type Grant = { namespace: string; key: string; fence: number };
           const g = await call(
             'lock',
             p,
             'acquire',
             lk,
             { owner: p },
-            () => locks.acquire(lk, { owner: p, ttl: 5 }),
+            () => node.call<Grant>('locks', 'locks', 'acquire', [lk, { owner: p, ttl: 5 }]),
             (v) => ({ fence: v.fence }),
             { lock_held: 'lock_held' },
           );
@@ -176,9 +185,11 @@ describe('strong namespaces across processes', () => {
               'write',
               lk,
               { fence: g.fence },
-              () => node.strong('fenced').set(lk, n, { fence: g }),
+              () => node.call('strong', 'fenced', 'set', [lk, n, { fence: g }]),
               () => ({}),
-              { fence_stale: 'fence_stale' },
+              {
+                fence_stale: 'fence_stale',
+              },
             );
             await call(
               'lock',
@@ -186,7 +197,7 @@ describe('strong namespaces across processes', () => {
               'release',
               lk,
               { owner: p, fence: g.fence },
-              () => locks.release(lk, { owner: p, fence: g.fence }),
+              () => node.call<boolean>('locks', 'locks', 'release', [lk, { owner: p, fence: g.fence }]),
               (v) => ({ released: v }),
               {},
             );
@@ -200,24 +211,24 @@ describe('strong namespaces across processes', () => {
               'acquire',
               lk,
               { holder: p },
-              () => leases.lease(lk, { ttl: 5, holder: p }),
+              () =>
+                node.call<{ leaseId: number; epoch: number }>('strong', 'leases', 'lease', [lk, { ttl: 5, holder: p }]),
               (v) => ({ epoch: v.epoch }),
               { lock_held: 'lock_held' },
             );
           } else {
             const held = lease;
-            const r = await call(
+            await call(
               'lease',
               p,
               'release',
               lk,
               { holder: p, epoch: held.epoch },
-              () => held.release(),
+              () => node.call('lease', '', 'release', [], held.leaseId),
               () => ({}),
               { lease_lost: 'lease_lost' },
             );
             lease = undefined;
-            void r;
           }
         }
       }
@@ -253,8 +264,10 @@ describe('strong namespaces across processes', () => {
     expect(okCalls).toBeGreaterThan(30);
 
     // --- every acknowledged write is there -------------------------------------------------
-    const reader = (outsiders[0] as ParleyNode).strong('kv');
-    for (const a of acked) expect((await reader.get(a.key))?.version).toBe(a.version);
+    const reader = outsiders[0] as PeerProcess;
+    for (const a of acked) {
+      expect((await reader.call<{ version: string } | null>('strong', 'kv', 'get', [a.key]))?.version).toBe(a.version);
+    }
     expect(acked.length).toBeGreaterThan(3);
 
     // --- the histories pass parley-check ------------------------------------------------------

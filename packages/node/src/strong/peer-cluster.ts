@@ -7,6 +7,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { type ErrorCode, ParleyError } from '@parley/interface';
 import type { ClusterStatus } from '../api.js';
 import type { PeerProcessConfig, PeerTask } from './peer-process.js';
 
@@ -29,13 +30,13 @@ export class PeerProcess {
     readonly addresses: string[],
     readonly config: PeerProcessConfig,
   ) {
-    child.on('message', (msg: { type: string; id: number; ok: boolean; error?: string }) => {
+    child.on('message', (msg: { type: string; id: number; ok: boolean; error?: string; code?: ErrorCode }) => {
       if (msg.type !== 'result') return;
       const w = this.waiting.get(msg.id);
       if (!w) return;
       this.waiting.delete(msg.id);
       if (msg.ok) w.resolve(msg as unknown as Record<string, unknown>);
-      else w.reject(new Error(msg.error));
+      else w.reject(msg.code ? new ParleyError(msg.code, msg.error ?? '') : new Error(msg.error));
     });
     child.on('exit', () => {
       this.exited = true;
@@ -85,6 +86,21 @@ export class PeerProcess {
       });
       this.child.send({ type: 'run', id, task });
     });
+  }
+
+  /** One public API call through this process's node (see PeerTask 'call'); rejects with the call's typed error. */
+  async call<T = unknown>(
+    api: 'strong' | 'locks' | 'lease',
+    namespace: string,
+    method: string,
+    args: unknown[],
+    leaseId?: number,
+  ): Promise<T> {
+    const r = await this.run<{ value: T }>(
+      { kind: 'call', api, namespace, method, args, ...(leaseId ? { leaseId } : {}) },
+      60_000,
+    );
+    return r.value;
   }
 
   async status(): Promise<ClusterStatus> {

@@ -7,7 +7,8 @@
  * its own node and answers `{type:'result', id, ...}`. It never exits on its
  * own: the parent kills it (SIGKILL for a crash) or sends `{type:'close'}`.
  */
-import { isParleyError } from '@parley/interface';
+import { InvalidArgumentError, isParleyError } from '@parley/interface';
+import type { Lease } from '../api.js';
 import { createNode } from '../node.js';
 import type { StrongOptions } from './options.js';
 
@@ -29,7 +30,20 @@ export type PeerTask =
   /** Writes until one succeeds: the ms from the start to that success. */
   | { kind: 'writeUntilOk'; namespace: string; timeoutMs: number }
   /** This node's view of the group. */
-  | { kind: 'status' };
+  | { kind: 'status' }
+  /**
+   * One public API call through this node: `strong(ns)[method](...args)`,
+   * `locks(ns)[method](...args)`, or a method of a lease handle this process
+   * keeps (`lease` from `strong(ns).lease` answers `{ leaseId, epoch }`).
+   */
+  | {
+      kind: 'call';
+      api: 'strong' | 'locks' | 'lease';
+      namespace: string;
+      method: string;
+      args: unknown[];
+      leaseId?: number;
+    };
 
 function send(msg: unknown): void {
   process.send?.(msg);
@@ -47,8 +61,34 @@ async function main(): Promise<void> {
   });
   send({ type: 'ready', peerId: node.peerId, addresses: node.addresses });
 
+  const leases = new Map<number, Lease>();
+  let nextLease = 1;
+  const call = async (task: Extract<PeerTask, { kind: 'call' }>): Promise<Record<string, unknown>> => {
+    const invoke = (target: unknown): Promise<unknown> => {
+      const fn = (target as Record<string, unknown>)[task.method];
+      if (typeof fn !== 'function') throw new InvalidArgumentError(`no method '${task.method}'`);
+      return Promise.resolve((fn as (...a: unknown[]) => unknown).apply(target, task.args));
+    };
+    if (task.api === 'lease') {
+      const lease = leases.get(task.leaseId ?? -1);
+      if (!lease) throw new InvalidArgumentError(`no lease handle ${task.leaseId}`);
+      return { value: (await invoke(lease)) ?? null };
+    }
+    const target = task.api === 'strong' ? node.strong(task.namespace) : node.locks(task.namespace);
+    const value = await invoke(target);
+    if (task.api === 'strong' && task.method === 'lease') {
+      const lease = value as Lease;
+      const leaseId = nextLease++;
+      leases.set(leaseId, lease);
+      return { value: { leaseId, epoch: lease.epoch } };
+    }
+    return { value: value ?? null };
+  };
+
   const run = async (task: PeerTask): Promise<Record<string, unknown>> => {
     switch (task.kind) {
+      case 'call':
+        return call(task);
       case 'status':
         return { status: await node.cluster.status() };
       case 'writes': {
@@ -120,7 +160,14 @@ async function main(): Promise<void> {
     if (msg.type !== 'run' || !msg.task) return;
     run(msg.task).then(
       (r) => send({ type: 'result', id: msg.id, ok: true, ...r }),
-      (err) => send({ type: 'result', id: msg.id, ok: false, error: String(err) }),
+      (err) =>
+        send({
+          type: 'result',
+          id: msg.id,
+          ok: false,
+          error: String(err),
+          code: isParleyError(err) ? err.code : undefined,
+        }),
     );
   });
 }
