@@ -23,6 +23,22 @@ export interface ServeOptions {
 const DEFAULT_HOST = '127.0.0.1';
 const DEFAULT_PORT = 4000;
 
+/** Fails fast, before a node starts, when the HTTP port is taken (listen() would fail later anyway). */
+async function assertPortFree(host: string, port: number): Promise<void> {
+  const { createServer: createNetServer } = await import('node:net');
+  await new Promise<void>((resolveFree, reject) => {
+    const probe = createNetServer();
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new UsageError(`${host}:${port} is in use (another parley serve?); pick another with --port`)
+          : err,
+      ),
+    );
+    probe.listen(port, host, () => probe.close(() => resolveFree()));
+  });
+}
+
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 export function serveCommand(program: Command): void {
@@ -51,6 +67,7 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
   const port = parseInteger('--port', opts.port);
   if (port < 0 || port > 65_535) throw new UsageError('--port must be in 0..65535');
   checkBind(opts.host, token); // before any node starts
+  if (port !== 0) await assertPortFree(opts.host, port);
   const dataDir = resolve(opts.dataDir);
   const nodeOptions: NodeOptions = { dataDir };
   if (opts.listen !== undefined) nodeOptions.listen = opts.listen;
@@ -73,9 +90,6 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
     url = await server.listen();
   } catch (err) {
     await node.close();
-    if ((err as { code?: string }).code === 'EADDRINUSE') {
-      throw new UsageError(`${opts.host}:${port} is in use (another parley serve?); pick another with --port`);
-    }
     throw err;
   }
 
