@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createNode, type ParleyNode } from '@parley/node';
+import { createNode, type NodeOptions, type ParleyNode } from '@parley/node';
 import { createServer, type ParleyServer, type ServerOptions } from '@parley/server';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -23,9 +23,12 @@ export interface Started {
   close(): Promise<void>;
 }
 
-export async function startParley(options: Partial<Omit<ServerOptions, 'node'>> = {}): Promise<Started> {
+export async function startParley(
+  options: Partial<Omit<ServerOptions, 'node'>> = {},
+  nodeOptions: Omit<NodeOptions, 'dataDir'> = {},
+): Promise<Started> {
   const dataDir = await mkdtemp(join(tmpdir(), 'parley-http-'));
-  const node = await createNode({ dataDir, listen: ['/ip4/127.0.0.1/tcp/0'] });
+  const node = await createNode({ listen: ['/ip4/127.0.0.1/tcp/0'], ...nodeOptions, dataDir });
   let server: ParleyServer;
   try {
     server = await createServer({ port: 0, defaultMetrics: false, ...options, node });

@@ -8,7 +8,10 @@ import { api, eventually, type Started, startParley } from './http-harness.js';
 
 let p: Started;
 beforeAll(async () => {
-  p = await startParley({ maxWatchStreams: 2, sse: { maxBufferedBytes: 64 * 1024 } });
+  p = await startParley(
+    { maxWatchStreams: 2, sse: { maxBufferedBytes: 64 * 1024, maxEarlyEvents: 3 } },
+    { raft: { maxWatchHistory: 50 } },
+  );
 });
 afterAll(async () => {
   await p?.close();
@@ -168,5 +171,63 @@ describe('HEAD and unexpected errors', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('watch resume', () => {
+  /** Reads a stream until `count` event ids arrived (then aborts it), or until it ends. */
+  async function ids(path: string, count: number, headers: Record<string, string> = {}) {
+    const controller = new AbortController();
+    const response = await fetch(p.url + path, { headers, signal: controller.signal });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    let ended = false;
+    const found = () => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    const reading = (async () => {
+      while (found().length < count) {
+        const { value, done } = await reader.read();
+        if (done) {
+          ended = true;
+          break;
+        }
+        text += decoder.decode(value, { stream: true });
+      }
+    })();
+    return {
+      /** Resolves once the reader has its ids or the stream ended. */
+      done: reading.then(() => {
+        if (!ended) controller.abort();
+        return { ids: found(), ended };
+      }),
+    };
+  }
+
+  it('a replay longer than the early-event bound ends the stream; the reader resumes from its last id', async () => {
+    const live = await ids('/api/v1/distributed-state/early?watch=true', 5);
+    for (let i = 0; i < 5; i++)
+      await api(p.url, 'POST', `/api/v1/distributed-state/early/k${i}`, { body: { value: i } });
+    const written = (await live.done).ids;
+    expect(written).toHaveLength(5);
+
+    // Five changes to replay; three fit before the stream opens, so it sends those and ends.
+    const replay = await (await ids(`/api/v1/distributed-state/early?watch=true&from_revision=${written[0]! - 1}`, 5))
+      .done;
+    expect(replay).toEqual({ ids: written.slice(0, 3), ended: true });
+    // Resuming from the last id gets the rest, and the stream stays open.
+    const rest = await (
+      await ids('/api/v1/distributed-state/early?watch=true', 2, { 'last-event-id': String(written[2]) })
+    ).done;
+    expect(rest).toEqual({ ids: written.slice(3), ended: false });
+  });
+
+  it('a resume point older than the kept history is a 400 that says what to do', async () => {
+    for (let i = 0; i < 60; i++)
+      await api(p.url, 'POST', `/api/v1/distributed-state/churn/k${i % 5}`, { body: { value: i } });
+    const res = await api(p.url, 'GET', '/api/v1/distributed-state/churn?watch=true&from_revision=1');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_argument');
+    expect(res.body.msg).toContain('list the namespace');
   });
 });

@@ -9,9 +9,15 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 export interface SseLimits {
   maxBufferedBytes: number;
   heartbeatMs: number;
+  /** Events a subscription may deliver before the stream opens (a replay); past it the stream ends and the reader resumes. */
+  maxEarlyEvents: number;
 }
 
-export const DEFAULT_SSE_LIMITS: SseLimits = { maxBufferedBytes: 1_048_576, heartbeatMs: 15_000 };
+export const DEFAULT_SSE_LIMITS: SseLimits = {
+  maxBufferedBytes: 1_048_576,
+  heartbeatMs: 15_000,
+  maxEarlyEvents: 10_000,
+};
 
 export class SseStream {
   private closed = false;

@@ -2,7 +2,7 @@
  * Strong state (Raft): /api/v1/distributed-state/{ns}/{key} and the
  * namespace routes of seed 000 (list, watch, delete-namespace).
  */
-import { KeyNotFoundError } from '@parley/interface';
+import { isParleyError, KeyNotFoundError, type Unsubscribe } from '@parley/interface';
 import type { FenceToken, JsonValue, StrongChange } from '@parley/node';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendOk } from '../envelope.js';
@@ -228,7 +228,7 @@ function watchStrong(
   const fromRevision =
     resume === undefined ? undefined : intInRange('from_revision', resume, 0, Number.MAX_SAFE_INTEGER);
   return openWatch(request, reply, deps, (emit) =>
-    deps.node.strong(ns).watch({ prefix: query.prefix, fromRevision }, (change: StrongChange) => {
+    watchOrExplain(deps, ns, { prefix: query.prefix, fromRevision }, (change: StrongChange) => {
       emit(
         change.type,
         {
@@ -242,4 +242,24 @@ function watchStrong(
       );
     }),
   );
+}
+
+/** A resume point older than the node's kept history is the caller's to fix (re-list, then watch): 400, not 500. */
+function watchOrExplain(
+  deps: RouteDeps,
+  ns: string,
+  options: { prefix?: string; fromRevision?: number },
+  callback: (change: StrongChange) => void,
+): Unsubscribe {
+  try {
+    return deps.node.strong(ns).watch(options, callback);
+  } catch (err) {
+    if (isParleyError(err, 'compacted')) {
+      throw new HttpError(
+        'invalid_argument',
+        `changes after revision ${options.fromRevision} are no longer kept: list the namespace, then watch without a resume point`,
+      );
+    }
+    throw err;
+  }
 }

@@ -7,9 +7,6 @@ import type { RouteDeps } from './types.js';
 
 export type Emit = (event: string, data: unknown, id?: string | number) => void;
 
-/** Events a subscription may deliver before the stream is open (a replay, say); past this the reader resumes. */
-const MAX_EARLY_EVENTS = 10_000;
-
 export function openWatch(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -29,7 +26,7 @@ export function openWatch(
   // Subscribe before the stream opens, so a node error is still a typed envelope.
   const unsubscribe = subscribe((event, data, id) => {
     if (stream !== undefined) stream.send(event, data, id);
-    else if (early.length < MAX_EARLY_EVENTS) early.push([event, data, id]);
+    else if (early.length < deps.sse.maxEarlyEvents) early.push([event, data, id]);
     else overflow = true;
   });
   const opened = new SseStream(request, reply, deps.sse);
