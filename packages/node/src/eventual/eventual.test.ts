@@ -308,3 +308,31 @@ describe('eventual namespaces between nodes', () => {
     await Promise.all([a.close(), b.close(), d.close()]);
   });
 });
+
+describe('a peer that keeps sending bad input', () => {
+  it('is scored down: its gossip is ignored for a while, anti-entropy still converges', async () => {
+    const c = memoryCluster();
+    const a = await c.start('a');
+    const b = await c.start('b');
+    const nb = b.eventual('score');
+    const na = a.eventual('score');
+    await settle();
+    let rejected = 0;
+    b.context.events.on('reject:decode', () => rejected++);
+    for (let i = 0; i < 25; i++) await a.context.transport.publish('parley/ev/1/score', new Uint8Array([i]));
+    await eventually(() => rejected >= 20);
+    const impl = b.eventualModule.namespace('score');
+    expect(impl.replication.muted(a.peerId)).toBe(true);
+    await na.set('k', 'v');
+    await c.time.advance(5);
+    await settle(10);
+    expect(impl.counters.mutedGossip).toBeGreaterThan(0);
+    // The namespace keeps working: anti-entropy pulls the write anyway.
+    await c.time.advance(1_600);
+    await eventually(async () => (await nb.get('k'))?.value === 'v');
+    // After the mute period the peer's gossip is heard again.
+    await c.time.advance(61_000);
+    expect(impl.replication.muted(a.peerId)).toBe(false);
+    await Promise.all([a.close(), b.close()]);
+  });
+});

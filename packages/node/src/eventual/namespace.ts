@@ -96,6 +96,8 @@ export interface NamespaceCounters {
   incarnations: number;
   /** Records found torn on restore (writes that were never acknowledged). */
   tornRecords: number;
+  /** Gossip messages ignored because their sender kept sending bad input. */
+  mutedGossip: number;
 }
 
 export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
@@ -116,6 +118,7 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
     gossipBytesOut: 0,
     incarnations: 0,
     tornRecords: 0,
+    mutedGossip: 0,
   };
   lastAntiEntropyAt: number | null = null;
   private readonly expiry = new ExpiryQueue();

@@ -33,6 +33,12 @@ import { decodeGossip, decodeRequest, encodeGossip, encodeRequest, TAG_PULL, TAG
 
 /** Largest set of remembered replicas per namespace. */
 export const MAX_KNOWN_REPLICAS = 1024;
+/** Rejected inputs (decaying by half every PENALTY_HALF_LIFE_MS) after which a peer's gossip is ignored. */
+export const MUTE_THRESHOLD = 20;
+export const PENALTY_HALF_LIFE_MS = 60_000;
+export const MUTE_MS = 60_000;
+/** Peers tracked for penalties (the worst are kept when full). */
+const MAX_PENALIZED = 1024;
 
 function valueBytes(state: KeyState): number {
   if (state.type !== 'register') return 0;
@@ -48,6 +54,8 @@ export class Replicator {
   private flushTimer: Cancel | undefined;
   private aeTimer: Cancel | undefined;
   private readonly aeInFlight = new Set<PeerId>();
+  /** Per-peer penalty: a decaying count of rejected inputs, and a mute deadline once it passes the threshold. */
+  private readonly penalties = new Map<PeerId, { score: number; atMs: number; mutedUntil: number }>();
   private started = false;
   private stopped = false;
 
@@ -138,8 +146,43 @@ export class Replicator {
 
   // ---------------------------------------------------------------- input checks
 
+  /**
+   * Scores a peer down for one refused input. Past MUTE_THRESHOLD (decaying with a
+   * one-minute half-life) its gossip is ignored for MUTE_MS — the application-level
+   * stand-in for a gossipsub peer score, which the transport contract does not expose.
+   * Anti-entropy with it still runs, so the namespace keeps converging.
+   */
+  private penalize(peer: PeerId): void {
+    const now = this.ns.now();
+    let p = this.penalties.get(peer);
+    if (!p) {
+      if (this.penalties.size >= MAX_PENALIZED) {
+        const [first] = this.penalties.keys();
+        if (first !== undefined) this.penalties.delete(first);
+      }
+      p = { score: 0, atMs: now, mutedUntil: 0 };
+      this.penalties.set(peer, p);
+    }
+    p.score = p.score * 0.5 ** (Math.max(0, now - p.atMs) / PENALTY_HALF_LIFE_MS) + 1;
+    p.atMs = now;
+    if (p.score >= MUTE_THRESHOLD && p.mutedUntil <= now) {
+      p.mutedUntil = now + MUTE_MS;
+      this.ns.ctx.logger.warn(
+        { namespace: this.ns.name, peer, score: Math.round(p.score) },
+        'eventual: ignoring gossip from a peer that keeps sending bad input',
+      );
+    }
+  }
+
+  /** Whether gossip from `peer` is ignored now. */
+  muted(peer: PeerId): boolean {
+    const p = this.penalties.get(peer);
+    return p !== undefined && p.mutedUntil > this.ns.now();
+  }
+
   /** Counts, logs and emits one refused piece of input. */
   reject(peer: PeerId, err: unknown): void {
+    this.penalize(peer);
     const code = isParleyError(err) ? err.code : 'decode_error';
     if (code === 'value_too_large') this.ns.counters.overLimitRejections++;
     else this.ns.counters.decodeRejections++;
@@ -171,6 +214,10 @@ export class Replicator {
     this.ns.counters.gossipBytesIn += msg.length;
     this.ns.ctx.events.emit('gossip:bytes', { direction: 'in', bytes: msg.length, namespace: this.ns.name });
     if (this.ns.isClosed) return;
+    if (this.muted(from)) {
+      this.ns.counters.mutedGossip++;
+      return;
+    }
     this.ns.checkIncarnation();
     let parts: Uint8Array[];
     try {
