@@ -1,0 +1,96 @@
+/**
+ * `simulate(options, fn)`: runs `fn` against a fresh simulated cluster on
+ * one seed, with the user's timers, `Date` and `performance.now` on simulated
+ * time; restores the real ones however `fn` ends. A failure names its seed
+ * and the one-line command that replays it.
+ */
+import { randomInt } from 'node:crypto';
+import { InvalidArgumentError } from '@parley/interface';
+import { Simulation } from '../simulation.js';
+import { SimulationExpectationError } from './checks.js';
+import { SimCluster, type SimulateOptions } from './cluster.js';
+import { timelineSvg, writeTimeline } from './timeline.js';
+import { SimulatedTimers } from './timers.js';
+
+/** Simulated time the nodes get to boot before `fn` starts. */
+export const BOOT_BOUND_MS = 5_000;
+
+export interface SimulateResult {
+  seed: number;
+  /** Simulated milliseconds at the end. */
+  simulatedMs: number;
+  /** Events the simulator ran. */
+  steps: number;
+  /** FNV-1a hash of every event and trace line: equal for equal seeds. */
+  fingerprint: string;
+  /** Every recorded call, one JSON line each. */
+  history: string;
+}
+
+/** The seed of a run: `options.seed`, else PARLEY_SEED, else a fresh one. */
+export function chooseSeed(explicit?: number): number {
+  const env = process.env.PARLEY_SEED;
+  const seed = explicit ?? (env !== undefined && env !== '' ? Number(env) : randomInt(0, 2 ** 31));
+  if (!Number.isSafeInteger(seed) || seed < 0)
+    throw new InvalidArgumentError(`PARLEY_SEED must be an integer ≥ 0, got ${String(env)}`);
+  return seed;
+}
+
+/** The command that reruns the current vitest test on `seed`. */
+export function replayCommand(seed: number): string {
+  const worker = (globalThis as { __vitest_worker__?: { filepath?: string; current?: { name?: string } } })
+    .__vitest_worker__;
+  const file = worker?.filepath ? worker.filepath.replace(`${process.cwd()}/`, '') : '<your test file>';
+  const name = worker?.current?.name;
+  return `PARLEY_SEED=${seed} npx vitest run ${file}${name ? ` -t ${JSON.stringify(name)}` : ''}`;
+}
+
+export async function simulate(
+  options: SimulateOptions,
+  fn: (cluster: SimCluster) => Promise<void> | void,
+): Promise<SimulateResult> {
+  const seed = chooseSeed(options.seed);
+  const sim = new Simulation({ seed });
+  let cluster: SimCluster | undefined;
+  const timers = SimulatedTimers.install(sim);
+  try {
+    const c = new SimCluster(sim, options);
+    cluster = c;
+    const booted = await sim.runUntil(() => c.ids.every((id) => sim.host(id).app !== undefined), BOOT_BOUND_MS);
+    if (sim.failure) throw sim.failure;
+    if (!booted) throw new Error(`the nodes did not boot within ${BOOT_BOUND_MS} simulated ms`);
+    await fn(c);
+    if (sim.failure) throw sim.failure;
+    return {
+      seed,
+      simulatedMs: sim.nowMs(),
+      steps: sim.steps,
+      fingerprint: sim.fingerprint(),
+      history: c.historyText(),
+    };
+  } catch (err) {
+    throw explain(err, seed, sim, cluster);
+  } finally {
+    timers.uninstall();
+  }
+}
+
+function explain(err: unknown, seed: number, sim: Simulation, cluster: SimCluster | undefined): unknown {
+  const lines = [`PARLEY_SEED=${seed}`, `replay: ${replayCommand(seed)}`];
+  if (err instanceof SimulationExpectationError && cluster) {
+    try {
+      const svg = timelineSvg(cluster.recorder.calls, err.calls, sim.nowMs(), `${err.check} failed, seed ${seed}`);
+      err.timeline = writeTimeline(svg, seed);
+      lines.push(`timeline: ${err.timeline}`);
+    } catch (e) {
+      lines.push(`(timeline not written: ${String(e)})`);
+    }
+  }
+  const tail = lines.join('\n');
+  if (err instanceof Error) {
+    if (!err.message.includes(`PARLEY_SEED=${seed}`)) err.message = `${err.message}\n${tail}`;
+  } else {
+    console.error(tail);
+  }
+  return err;
+}
