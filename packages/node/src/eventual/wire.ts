@@ -36,9 +36,14 @@ export function decodeGossip(bytes: Uint8Array): Uint8Array[] {
     const r = new ByteReader(bytes);
     if (r.u8() !== WIRE_VERSION) throw new DecodeError('unknown wire version', 0);
     if (r.u8() !== TAG_GOSSIP) throw new DecodeError('not a gossip message', 1);
-    const n = r.count(1);
+    // No encoded delta is empty: refusing empty parts keeps the parts (one object each) to one per two bytes.
+    const n = r.count(2);
     const out: Uint8Array[] = [];
-    for (let i = 0; i < n; i++) out.push(r.bytes());
+    for (let i = 0; i < n; i++) {
+      const part = r.bytes();
+      if (part.length === 0) throw new DecodeError('empty delta in gossip', r.pos);
+      out.push(part);
+    }
     r.end();
     return out;
   } catch (err) {
