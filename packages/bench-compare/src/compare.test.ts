@@ -1,0 +1,114 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ETCD_MISSING, findEtcd } from './etcd-cluster.js';
+import { parseOptions } from './options.js';
+import { atLeast, atMost, atMostAnchor, compareRow, formatCompareTable, markdownTable } from './rows.js';
+import { formatSpread, spread } from './stats.js';
+import { cdfChart, timelineChart } from './svg.js';
+
+describe('bench:compare pure parts', () => {
+  it('spread gives median, min and max over repetitions', () => {
+    expect(spread([3, 1, 2])).toEqual({ median: 2, min: 1, max: 3, n: 3 });
+    expect(spread([]).n).toBe(0);
+    expect(formatSpread(spread([1, 2.5]), 1)).toBe('1.0–2.5 (n=2)');
+  });
+
+  it('rows carry the @parley/bench shape, the ratio and whether the target was met', () => {
+    const row = compareRow({
+      name: 'CAS',
+      unit: 'ops/s',
+      better: 'higher',
+      value: spread([300, 310, 320]),
+      anchor: 'etcd',
+      anchorValue: spread([100, 150, 200]),
+      target: atLeast(2),
+    });
+    expect(row).toMatchObject({
+      name: 'CAS',
+      unit: 'ops/s',
+      value: 310,
+      anchor: 'etcd',
+      anchorValue: 150,
+      target: { met: true },
+    });
+    expect(row.ratio).toBeCloseTo(310 / 150);
+    const json = JSON.parse(JSON.stringify(row));
+    for (const k of ['name', 'unit', 'value', 'anchor', 'anchorValue', 'ratio']) expect(json).toHaveProperty(k);
+    expect(
+      compareRow({
+        name: 'p50',
+        unit: 'ms',
+        better: 'lower',
+        value: spread([5]),
+        anchor: 'etcd',
+        anchorValue: spread([4]),
+        target: atMostAnchor(),
+      }).target?.met,
+    ).toBe(false);
+    expect(
+      compareRow({ name: 'max', unit: 'ms', better: 'lower', value: spread([1400]), target: atMost(1300, 'ms') }).target
+        ?.met,
+    ).toBe(false);
+    const noAnchor = compareRow({ name: 'x', unit: 'ms', better: 'lower', value: spread([1]) });
+    expect(noAnchor.ratio).toBeNull();
+    expect(formatCompareTable('t', [row])).toContain('≥ 2× etcd: met');
+    expect(markdownTable([row, noAnchor]).split('\n')).toHaveLength(4);
+  });
+
+  it('draws CDF and timeline charts as well-formed SVG with escaped labels', () => {
+    const svg = cdfChart('latency <ms>', [
+      { label: 'A & B', color: '#111', values: [1, 2, 3, 4] },
+      { label: 'C', color: '#222', values: [2, 4, 6] },
+    ]);
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
+    expect(svg).toContain('latency &lt;ms&gt;');
+    expect(svg).toContain('A &amp; B');
+    expect(svg.match(/<polyline/g)).toHaveLength(2);
+    expect(svg).not.toContain('NaN');
+    const tl = timelineChart(
+      'failover',
+      [
+        {
+          label: 'P',
+          color: '#111',
+          trials: [
+            [-100, 50, 1200],
+            [-10, 900],
+          ],
+        },
+      ],
+      -500,
+      3000,
+    );
+    expect(tl.match(/<rect x="[\d.]+" y="[\d.]+" width="1.2"/g)).toHaveLength(5);
+    expect(tl).toContain('>-500<');
+    expect(tl).toContain('>3000<');
+    expect(tl).not.toContain('NaN');
+  });
+
+  it('parses options and rejects bad ones', () => {
+    expect(parseOptions([]).reps).toBe(3);
+    const o = parseOptions(['--only', 'cas,locks', '--trials', '20', '--reps', '5']);
+    expect([...o.only]).toEqual(['cas', 'locks']);
+    expect(o.trials).toBe(20);
+    expect(() => parseOptions(['--only', 'nope'])).toThrow(/--only/);
+    expect(() => parseOptions(['--reps', '0'])).toThrow(/--reps/);
+    expect(() => parseOptions(['--bogus'])).toThrow(/unknown option/);
+  });
+
+  it('says how to install etcd and exits non-zero when etcd is missing', () => {
+    expect(findEtcd('/nonexistent/etcd')).toBeUndefined();
+    expect(ETCD_MISSING).toContain('apt-get install etcd-server');
+    const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+    if (!existsSync(main)) throw new Error(`${main} is missing: run \`npx tsc -b\` first`);
+    const r = spawnSync(process.execPath, [main, '--only', 'cas', '--etcd', '/nonexistent/etcd'], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('apt-get install etcd-server');
+  });
+});

@@ -1,0 +1,147 @@
+/**
+ * Three etcd members on 127.0.0.1, each with its own data dir under `root`,
+ * fsync on (etcd's default; --unsafe-no-fsync is not passed), election
+ * timeout 1000 ms and heartbeat 100 ms, on free ports. Members can be killed
+ * with SIGKILL and restarted on their data dir.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { Etcd3 } from 'etcd3';
+import { freePort } from './ports.js';
+
+export const ETCD_MISSING =
+  'etcd was not found on PATH (bench:compare starts a 3-member etcd cluster as its anchor).\n' +
+  'Install it first, e.g. as root: apt-get install etcd-server  (Debian/Ubuntu; etcd 3.4 or later),\n' +
+  'or pass --etcd /path/to/etcd.';
+
+/** The etcd binary to run, or undefined when none answers `--version`. */
+export function findEtcd(explicit?: string): string | undefined {
+  const bin = explicit ?? 'etcd';
+  const r = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+  return r.status === 0 && /etcd Version/i.test(r.stdout) ? bin : undefined;
+}
+
+interface Member {
+  name: string;
+  dataDir: string;
+  clientUrl: string;
+  peerUrl: string;
+  proc?: ChildProcess;
+}
+
+export class EtcdCluster {
+  private constructor(
+    private readonly bin: string,
+    readonly members: Member[],
+    private readonly initialCluster: string,
+  ) {}
+
+  static async start(bin: string, root: string): Promise<EtcdCluster> {
+    const members: Member[] = [];
+    for (let i = 0; i < 3; i++) {
+      members.push({
+        name: `e${i}`,
+        dataDir: join(root, `etcd${i}`),
+        clientUrl: `http://127.0.0.1:${await freePort()}`,
+        peerUrl: `http://127.0.0.1:${await freePort()}`,
+      });
+    }
+    const c = new EtcdCluster(bin, members, members.map((m) => `${m.name}=${m.peerUrl}`).join(','));
+    for (let i = 0; i < 3; i++) c.spawn(i);
+    await c.waitHealthy(30_000);
+    return c;
+  }
+
+  get endpoints(): string[] {
+    return this.members.map((m) => m.clientUrl);
+  }
+
+  private spawn(i: number): void {
+    const m = this.members[i] as Member;
+    m.proc = spawn(
+      this.bin,
+      [
+        '--name',
+        m.name,
+        '--data-dir',
+        m.dataDir,
+        '--listen-client-urls',
+        m.clientUrl,
+        '--advertise-client-urls',
+        m.clientUrl,
+        '--listen-peer-urls',
+        m.peerUrl,
+        '--initial-advertise-peer-urls',
+        m.peerUrl,
+        '--initial-cluster',
+        this.initialCluster,
+        '--initial-cluster-state',
+        'new',
+        '--initial-cluster-token',
+        'parley-bench',
+        '--election-timeout',
+        '1000',
+        '--heartbeat-interval',
+        '100',
+        '--log-level',
+        'error',
+      ],
+      { stdio: 'ignore' },
+    );
+  }
+
+  /** Resolves once a write through every member succeeds. */
+  async waitHealthy(timeoutMs: number): Promise<void> {
+    const end = performance.now() + timeoutMs;
+    const client = new Etcd3({ hosts: this.endpoints, dialTimeout: 2_000 });
+    try {
+      for (;;) {
+        try {
+          await client.put('health').value('ok');
+          if ((await this.leaderIndex()) >= 0) return;
+        } catch (err) {
+          if (performance.now() > end) throw new Error(`etcd did not become healthy: ${String(err)}`);
+        }
+        if (performance.now() > end) throw new Error('etcd did not elect a leader in time');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    } finally {
+      client.close();
+    }
+  }
+
+  /** Index of the member that is leader, or -1. */
+  async leaderIndex(): Promise<number> {
+    for (let i = 0; i < 3; i++) {
+      const m = this.members[i] as Member;
+      if (!m.proc || m.proc.exitCode !== null || m.proc.signalCode) continue;
+      const c = new Etcd3({ hosts: m.clientUrl, dialTimeout: 1_000 });
+      try {
+        const s = await c.maintenance.status();
+        if (s.leader === s.header.member_id) return i;
+      } catch {
+        // not answering: not the leader we can use
+      } finally {
+        c.close();
+      }
+    }
+    return -1;
+  }
+
+  async kill(i: number): Promise<void> {
+    const p = this.members[i]?.proc;
+    if (!p || p.exitCode !== null || p.signalCode) return;
+    const exited = new Promise<void>((r) => p.once('exit', () => r()));
+    p.kill('SIGKILL');
+    await exited;
+  }
+
+  async restart(i: number): Promise<void> {
+    this.spawn(i);
+    await this.waitHealthy(30_000);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.members.map((_, i) => this.kill(i)));
+  }
+}

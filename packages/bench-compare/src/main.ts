@@ -1,0 +1,347 @@
+/**
+ * `npm run bench:compare`: Parley beside etcd (strong side) and Yjs /
+ * Automerge (eventual side), in one run, on this machine's real processes,
+ * disks and loopback sockets. Prints one table, writes
+ * docs/bench/compare-<date>.json and the SVG charts docs/bench/compare-*.svg.
+ *
+ * Options: --only strong,writes,cas,locks,claims,failover,eventual
+ *          --reps N (default 3)   --trials N (failover trials per side, default 6)
+ *          --seconds S (each rate workload, default 3)   --writes N (default 200)
+ *          --peers N (eventual propagation nodes, default 5)   --etcd PATH   --out DIR
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Etcd3 } from 'etcd3';
+import { etcdAdapter } from './etcd-adapter.js';
+import { ETCD_MISSING, EtcdCluster, findEtcd } from './etcd-cluster.js';
+import { parseOptions } from './options.js';
+import { ParleyCluster } from './parley-cluster.js';
+import { Progress } from './progress.js';
+import {
+  atLeast,
+  atMost,
+  atMostAnchor,
+  type CompareRow,
+  compareRow,
+  formatCompareTable,
+  markdownTable,
+} from './rows.js';
+import { quantile, spread } from './stats.js';
+import { cdfChart, timelineChart } from './svg.js';
+import { runStrongTask, type StrongTask, type StrongTaskResult } from './workloads.js';
+
+const opts = parseOptions(process.argv.slice(2));
+const repoRoot = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+const outDir = opts.out ?? join(repoRoot, 'docs', 'bench');
+
+const has = (w: string) => opts.only.has(w);
+const strongWork = ['writes', 'cas', 'locks', 'claims', 'failover'].filter((w) => has(w) || has('strong'));
+
+const etcdBin = strongWork.length > 0 ? findEtcd(opts.etcd) : undefined;
+if (strongWork.length > 0 && !etcdBin) {
+  process.stderr.write(`${ETCD_MISSING}\n`);
+  process.exit(2);
+}
+
+const root = mkdtempSync(join(tmpdir(), 'parley-compare-'));
+let etcd: EtcdCluster | undefined;
+let parley: ParleyCluster | undefined;
+let etcdClient: Etcd3 | undefined;
+let cleaned = false;
+async function cleanup(): Promise<void> {
+  if (cleaned) return;
+  cleaned = true;
+  etcdClient?.close();
+  await Promise.allSettled([etcd?.close(), parley?.close()]);
+  rmSync(root, { recursive: true, force: true });
+}
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    process.stderr.write(`\n${sig}: tearing down etcd and Parley processes\n`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+const rows: CompareRow[] = [];
+const extra: Record<string, unknown> = {};
+const load = loadavg();
+const steps =
+  (strongWork.length > 0 ? 2 : 0) +
+  (strongWork.includes('writes') ? opts.reps : 0) +
+  (strongWork.includes('cas') ? 2 * opts.reps : 0) +
+  (strongWork.includes('locks') ? 2 * opts.reps : 0) +
+  (strongWork.includes('claims') ? opts.reps : 0) +
+  (strongWork.includes('failover') ? 2 * opts.trials : 0) +
+  (has('eventual') ? 1 : 0);
+const progress = new Progress(Math.max(1, steps));
+
+function rate(r: StrongTaskResult): number {
+  if (r.kind !== 'rate') throw new Error(`expected a rate, got ${r.kind}`);
+  return r.ops / r.seconds;
+}
+
+async function both(task: StrongTask): Promise<{ parley: StrongTaskResult; etcd: StrongTaskResult }> {
+  // Sides run one after the other (never at once): each has both cores to itself.
+  const p = await (parley as ParleyCluster).run({ ...task, prefix: `p-${task.prefix}` });
+  const e = await runStrongTask(etcdAdapter(etcdClient as Etcd3), { ...task, prefix: `e-${task.prefix}` });
+  return { parley: p, etcd: e };
+}
+
+async function strongSide(): Promise<void> {
+  etcd = await EtcdCluster.start(etcdBin as string, root);
+  etcdClient = new Etcd3({ hosts: etcd.endpoints });
+  progress.step('etcd: 3 members up');
+  parley = await ParleyCluster.start(root);
+  await parley.leaderIndex();
+  progress.step('Parley: 3 voters + client up');
+  // Warm-up: connections, leader discovery, JIT.
+  await both({ kind: 'writes', count: 50, prefix: 'warm' });
+
+  if (strongWork.includes('writes')) {
+    const p50 = { p: [] as number[], e: [] as number[] };
+    const p99 = { p: [] as number[], e: [] as number[] };
+    const all = { p: [] as number[], e: [] as number[] };
+    for (let r = 0; r < opts.reps; r++) {
+      const res = await both({ kind: 'writes', count: opts.writes, prefix: `w${r}` });
+      const pl = res.parley.kind === 'writes' ? res.parley.latencies : [];
+      const el = res.etcd.kind === 'writes' ? res.etcd.latencies : [];
+      p50.p.push(quantile(pl, 0.5));
+      p50.e.push(quantile(el, 0.5));
+      p99.p.push(quantile(pl, 0.99));
+      p99.e.push(quantile(el, 0.99));
+      all.p.push(...pl);
+      all.e.push(...el);
+      progress.step(`writes rep ${r + 1}`);
+    }
+    rows.push(
+      compareRow({
+        name: 'strong write p50, 1 client, sequential',
+        unit: 'ms',
+        better: 'lower',
+        value: spread(p50.p),
+        anchor: 'etcd',
+        anchorValue: spread(p50.e),
+        target: atMostAnchor(),
+      }),
+      compareRow({
+        name: 'strong write p99, 1 client, sequential',
+        unit: 'ms',
+        better: 'lower',
+        value: spread(p99.p),
+        anchor: 'etcd',
+        anchorValue: spread(p99.e),
+      }),
+    );
+    writeSvg(
+      'compare-write-latency.svg',
+      cdfChart(`Strong write latency, 1 client (${all.p.length} writes per side)`, [
+        { label: 'Parley (3 voters, client = non-voter node process)', color: '#1f77b4', values: all.p },
+        { label: 'etcd 3.4 (3 members, etcd3 client)', color: '#d62728', values: all.e },
+      ]),
+    );
+  }
+
+  if (strongWork.includes('cas')) {
+    for (const hot of [false, true]) {
+      const v = { p: [] as number[], e: [] as number[] };
+      const retries = { p: 0, e: 0 };
+      for (let r = 0; r < opts.reps; r++) {
+        const res = await both({
+          kind: 'cas',
+          clients: 16,
+          hot,
+          durationMs: opts.seconds * 1000,
+          prefix: `cas${hot ? 'h' : 'k'}${r}`,
+        });
+        v.p.push(rate(res.parley));
+        v.e.push(rate(res.etcd));
+        retries.p += res.parley.kind === 'rate' ? res.parley.retries : 0;
+        retries.e += res.etcd.kind === 'rate' ? res.etcd.retries : 0;
+        progress.step(`CAS ${hot ? 'hot key' : '16 keys'} rep ${r + 1}`);
+      }
+      extra[`cas_${hot ? 'hot' : 'keys'}_mismatches`] = retries;
+      rows.push(
+        compareRow({
+          name: `CAS ops/s, 16 clients, ${hot ? '1 hot key' : '16 keys'}`,
+          unit: 'ops/s',
+          better: 'higher',
+          value: spread(v.p),
+          anchor: 'etcd',
+          anchorValue: spread(v.e),
+          target: atLeast(2),
+        }),
+      );
+    }
+  }
+
+  if (strongWork.includes('locks')) {
+    for (const clients of [1, 4]) {
+      const v = { p: [] as number[], e: [] as number[] };
+      for (let r = 0; r < opts.reps; r++) {
+        const res = await both({
+          kind: 'locks',
+          clients,
+          durationMs: opts.seconds * 1000,
+          prefix: `lock${clients}-${r}`,
+        });
+        v.p.push(rate(res.parley));
+        v.e.push(rate(res.etcd));
+        progress.step(`locks ${clients} client(s) rep ${r + 1}`);
+      }
+      rows.push(
+        compareRow({
+          name: `lock acquire+release cycles/s, ${clients === 1 ? '1 client' : '4 contending clients'}`,
+          unit: 'cycles/s',
+          better: 'higher',
+          value: spread(v.p),
+          anchor: 'etcd (etcd3 lock API)',
+          anchorValue: spread(v.e),
+          target: atLeast(3),
+        }),
+      );
+    }
+  }
+
+  if (strongWork.includes('claims')) {
+    const v = { p: [] as number[], e: [] as number[] };
+    for (let r = 0; r < opts.reps; r++) {
+      const res = await both({ kind: 'claims', clients: 16, durationMs: opts.seconds * 1000, prefix: `claim${r}` });
+      v.p.push(rate(res.parley));
+      v.e.push(rate(res.etcd));
+      progress.step(`claims rep ${r + 1}`);
+    }
+    rows.push(
+      compareRow({
+        name: 'create-only claims/s, 16 clients',
+        unit: 'claims/s',
+        better: 'higher',
+        value: spread(v.p),
+        anchor: 'etcd (txn create_revision = 0)',
+        anchorValue: spread(v.e),
+      }),
+    );
+  }
+
+  if (strongWork.includes('failover')) await failover();
+}
+
+async function failover(): Promise<void> {
+  const KILL_AT = 800;
+  const WINDOW = 6_000;
+  const timelines = { p: [] as number[][], e: [] as number[][] };
+  const gaps = { p: [] as number[], e: [] as number[] };
+  const trial = async (side: 'p' | 'e', t: number) => {
+    const leader = side === 'p' ? await (parley as ParleyCluster).leaderIndex() : await etcd?.leaderIndex();
+    if (leader === undefined || leader < 0) throw new Error('no etcd leader');
+    const start = Date.now();
+    const task: StrongTask = { kind: 'steady', durationMs: WINDOW, prefix: `fo${t}` };
+    const loop =
+      side === 'p' ? (parley as ParleyCluster).run(task) : runStrongTask(etcdAdapter(etcdClient as Etcd3), task);
+    await new Promise((r) => setTimeout(r, KILL_AT));
+    const killAt = Date.now();
+    if (side === 'p') await parley?.kill(leader);
+    else await etcd?.kill(leader);
+    const res = await loop;
+    const acks = res.kind === 'steady' ? res.acks : [];
+    const next = acks.find((a) => a > killAt);
+    gaps[side].push(next === undefined ? WINDOW - (killAt - start) : next - killAt);
+    timelines[side].push(acks.map((a) => a - killAt));
+    if (side === 'p') await parley?.startVoter(leader);
+    else await etcd?.restart(leader);
+    progress.step(`failover ${side === 'p' ? 'Parley' : 'etcd'} trial ${t + 1}`);
+  };
+  for (let t = 0; t < opts.trials; t++) {
+    await trial('p', t);
+    await trial('e', t);
+  }
+  extra.failover_ms = gaps;
+  rows.push(
+    compareRow({
+      name: `failover median, kill -9 leader → next write (${opts.trials} trials)`,
+      unit: 'ms',
+      better: 'lower',
+      value: spread(gaps.p),
+      anchor: 'etcd',
+      anchorValue: spread(gaps.e),
+      target: atMostAnchor(),
+    }),
+    compareRow({
+      name: `failover max (${opts.trials} trials)`,
+      unit: 'ms',
+      better: 'lower',
+      value: { ...spread(gaps.p), median: Math.max(...gaps.p) },
+      anchor: 'etcd',
+      anchorValue: { ...spread(gaps.e), median: Math.max(...gaps.e) },
+      target: atMost(1300, 'ms'),
+    }),
+  );
+  writeSvg(
+    'compare-failover.svg',
+    timelineChart(
+      `Failover: acknowledged writes around a kill -9 of the leader (${opts.trials} trials per side)`,
+      [
+        { label: 'Parley', color: '#1f77b4', trials: timelines.p },
+        { label: 'etcd', color: '#d62728', trials: timelines.e },
+      ],
+      -500,
+      3000,
+    ),
+  );
+}
+
+/** The eventual side: @parley/node's own benchmark program (node processes, Yjs and Automerge anchors in the same run). */
+async function eventualSide(): Promise<void> {
+  const json = join(root, 'eventual.json');
+  const program = join(repoRoot, 'packages', 'node', 'dist', 'bench.js');
+  const code = await new Promise<number | null>((resolveExit, reject) => {
+    const child = spawn(
+      process.execPath,
+      [program, '--side', 'eventual', '--json', json, '--peers', String(opts.peers), '--only', 'sets,ae,gossip'],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    child.once('error', reject);
+    child.once('exit', resolveExit);
+  });
+  if (code !== 0) throw new Error(`eventual benchmark exited with ${code}`);
+  const results = JSON.parse(readFileSync(json, 'utf8')) as CompareRow[];
+  for (const r of results) rows.push({ ...r, better: r.unit.includes('/s') ? 'higher' : 'lower' });
+  progress.step('eventual side');
+}
+
+function writeSvg(name: string, svg: string): void {
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, name), `${svg}\n`);
+}
+
+let failed = false;
+const t0 = Date.now();
+try {
+  if (strongWork.length > 0) await strongSide();
+  await etcdClient?.close();
+  etcdClient = undefined;
+  await Promise.allSettled([etcd?.close(), parley?.close()]);
+  if (has('eventual')) await eventualSide();
+} catch (err) {
+  failed = true;
+  process.stderr.write(`\nbench:compare failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+} finally {
+  progress.end();
+  await cleanup();
+}
+const title = `Parley side by side (load average at start ${load.map((l) => l.toFixed(1)).join(' ')}, ${Math.round((Date.now() - t0) / 1000)} s)`;
+process.stdout.write(`${formatCompareTable(title, rows)}\n`);
+if (rows.length > 0) {
+  const date = new Date().toISOString().slice(0, 10);
+  const file = join(outDir, `compare-${date}.json`);
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(
+    file,
+    `${JSON.stringify({ load, options: { ...opts, only: [...opts.only] }, rows, extra }, null, 2)}\n`,
+  );
+  writeFileSync(join(root, '..', `parley-compare-${date}.md`), `${markdownTable(rows)}\n`);
+  process.stdout.write(`wrote ${file}\n${markdownTable(rows)}\n`);
+}
+process.exit(failed ? 1 : 0);

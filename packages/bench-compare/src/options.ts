@@ -1,0 +1,78 @@
+/** Command-line options of bench:compare. */
+import { InvalidArgumentError } from '@parley/interface';
+
+export const WORKLOADS = ['strong', 'writes', 'cas', 'locks', 'claims', 'failover', 'eventual'] as const;
+
+export interface CompareOptions {
+  only: Set<string>;
+  reps: number;
+  trials: number;
+  seconds: number;
+  writes: number;
+  peers: number;
+  etcd?: string;
+  out?: string;
+}
+
+export function parseOptions(argv: readonly string[]): CompareOptions {
+  const o: CompareOptions = {
+    only: new Set(['strong', 'eventual']),
+    reps: 3,
+    trials: 6,
+    seconds: 3,
+    writes: 200,
+    peers: 5,
+  };
+  const num = (flag: string, v: string | undefined, min: number, max: number): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(`${flag} must be an integer in ${min}..${max}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const v = argv[i + 1];
+    switch (a) {
+      case '--only': {
+        const picked = (v ?? '').split(',').filter(Boolean);
+        const bad = picked.filter((w) => !(WORKLOADS as readonly string[]).includes(w));
+        if (picked.length === 0 || bad.length > 0)
+          throw new InvalidArgumentError(`--only takes ${WORKLOADS.join(',')}`);
+        o.only = new Set(picked);
+        i++;
+        break;
+      }
+      case '--reps':
+        o.reps = num(a, v, 1, 20);
+        i++;
+        break;
+      case '--trials':
+        o.trials = num(a, v, 1, 50);
+        i++;
+        break;
+      case '--seconds':
+        o.seconds = num(a, v, 1, 60);
+        i++;
+        break;
+      case '--writes':
+        o.writes = num(a, v, 10, 10_000);
+        i++;
+        break;
+      case '--peers':
+        o.peers = num(a, v, 2, 20);
+        i++;
+        break;
+      case '--etcd':
+        o.etcd = v;
+        i++;
+        break;
+      case '--out':
+        o.out = v;
+        i++;
+        break;
+      default:
+        throw new InvalidArgumentError(`unknown option ${a}`);
+    }
+  }
+  return o;
+}

@@ -1,0 +1,140 @@
+/**
+ * Parley's side: three voter processes (@parley/node's PeerProcess: libp2p on
+ * loopback, LevelDB with fsync, election timeout 1000 ms = 10 ticks of 100 ms,
+ * heartbeat 100 ms) and the client, a fourth process embedding a non-voter
+ * node (./parley-client.ts).
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadOrCreatePrivateKey, loadOrCreatePsk, peerIdOf } from '@parley/net';
+import { PeerProcess } from '@parley/node/strong/peer-cluster';
+import type { StrongTask, StrongTaskResult } from './workloads.js';
+
+export const PARLEY_RAFT = { tickMs: 100, electionTimeoutTicks: 10, heartbeatTicks: 1, callTimeoutMs: 10_000 };
+
+export class ParleyCluster {
+  readonly voters: (PeerProcess | undefined)[] = [undefined, undefined, undefined];
+  private client?: ChildProcess;
+  private nextId = 1;
+  private readonly waiting = new Map<number, (m: { ok: boolean; result?: StrongTaskResult; error?: string }) => void>();
+
+  private constructor(
+    private readonly dirs: string[],
+    private readonly voterIds: string[],
+    private readonly psk: string,
+  ) {}
+
+  static async start(root: string): Promise<ParleyCluster> {
+    const dirs = [0, 1, 2].map((i) => join(root, `parley${i}`));
+    const voterIds = await Promise.all(
+      dirs.map(async (d) => peerIdOf(await loadOrCreatePrivateKey(join(d, 'peer.key')))),
+    );
+    const psk = join(root, 'parley.psk');
+    await loadOrCreatePsk(psk);
+    const c = new ParleyCluster(dirs, voterIds, psk);
+    try {
+      for (let i = 0; i < 3; i++) await c.startVoter(i);
+      await c.startClient(join(root, 'parley-client'));
+    } catch (err) {
+      await c.close();
+      throw err;
+    }
+    return c;
+  }
+
+  private live(): PeerProcess[] {
+    return this.voters.filter((p): p is PeerProcess => p !== undefined && !p.exited);
+  }
+
+  async startVoter(i: number): Promise<void> {
+    this.voters[i] = await PeerProcess.start({
+      dataDir: this.dirs[i] as string,
+      listen: ['/ip4/127.0.0.1/tcp/0'],
+      bootstrap: this.live().flatMap((p) => p.addresses),
+      psk: this.psk,
+      raft: { ...PARLEY_RAFT, voters: this.voterIds },
+    });
+  }
+
+  private async startClient(dataDir: string): Promise<void> {
+    const program = fileURLToPath(new URL('./parley-client.js', import.meta.url));
+    const config = {
+      dataDir,
+      bootstrap: this.live().flatMap((p) => p.addresses),
+      psk: this.psk,
+      raft: { ...PARLEY_RAFT, voters: this.voterIds },
+    };
+    const child = fork(program, [JSON.stringify(config)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    this.client = child;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('Parley client process did not start in time')), 30_000);
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`Parley client process exited with ${code}`));
+      });
+      child.once('message', () => {
+        clearTimeout(timer);
+        child.removeAllListeners('exit');
+        resolve();
+      });
+    });
+    child.on('message', (m: { type: string; id: number; ok: boolean; result?: StrongTaskResult; error?: string }) => {
+      if (m.type !== 'result') return;
+      this.waiting.get(m.id)?.(m);
+      this.waiting.delete(m.id);
+    });
+    child.on('exit', () => {
+      for (const w of this.waiting.values()) w({ ok: false, error: 'Parley client process exited' });
+      this.waiting.clear();
+    });
+  }
+
+  /** Runs a workload in the client process. */
+  run(task: StrongTask, timeoutMs = 180_000): Promise<StrongTaskResult> {
+    const client = this.client;
+    if (!client || client.exitCode !== null) return Promise.reject(new Error('Parley client is not running'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        reject(new Error(`Parley task ${task.kind} timed out`));
+      }, timeoutMs);
+      this.waiting.set(id, (m) => {
+        clearTimeout(timer);
+        if (m.ok && m.result) resolve(m.result);
+        else reject(new Error(m.error ?? 'Parley task failed'));
+      });
+      client.send({ type: 'run', id, task });
+    });
+  }
+
+  /** Index of the voter that is leader (waits up to `timeoutMs`). */
+  async leaderIndex(timeoutMs = 20_000): Promise<number> {
+    const end = performance.now() + timeoutMs;
+    while (performance.now() < end) {
+      for (let i = 0; i < 3; i++) {
+        const p = this.voters[i];
+        if (!p || p.exited) continue;
+        const st = await p.status().catch(() => undefined);
+        if (st && st.leader === st.self) return i;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error('Parley voters elected no leader in time');
+  }
+
+  async kill(i: number): Promise<void> {
+    await this.voters[i]?.kill();
+  }
+
+  async close(): Promise<void> {
+    const client = this.client;
+    if (client && client.exitCode === null && !client.signalCode) {
+      const exited = new Promise<void>((r) => client.once('exit', () => r()));
+      client.kill('SIGKILL');
+      await exited;
+    }
+    await Promise.allSettled(this.voters.map((p) => p?.kill()));
+  }
+}

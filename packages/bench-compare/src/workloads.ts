@@ -1,0 +1,119 @@
+/**
+ * The strong workloads, written once against a small adapter so that Parley
+ * (inside its client process) and etcd (through the etcd3 client) run the
+ * very same loops: same keys, same values, same concurrency, unbatched.
+ */
+
+export interface StrongAdapter {
+  /** One durable write of `value` to `key`. */
+  put(key: string, value: string): Promise<void>;
+  /** The key's current version token (Parley version / etcd mod_revision), creating it when absent. */
+  version(key: string): Promise<string>;
+  /** Compare-and-swap: the new version, or null on a version mismatch. */
+  cas(key: string, value: string, version: string): Promise<string | null>;
+  /** Create-only: true when this call created the key. */
+  claim(key: string, value: string): Promise<boolean>;
+  /** One lock acquire + release by `owner`; `contended` = others want the same lock. */
+  lockCycle(key: string, owner: string, contended: boolean): Promise<void>;
+}
+
+export type StrongTask =
+  | { kind: 'writes'; count: number; prefix: string }
+  | { kind: 'cas'; clients: number; hot: boolean; durationMs: number; prefix: string }
+  | { kind: 'locks'; clients: number; durationMs: number; prefix: string }
+  | { kind: 'claims'; clients: number; durationMs: number; prefix: string }
+  | { kind: 'steady'; durationMs: number; prefix: string };
+
+export type StrongTaskResult =
+  | { kind: 'writes'; latencies: number[] }
+  | { kind: 'rate'; ops: number; retries: number; seconds: number }
+  | { kind: 'steady'; acks: number[]; errors: number };
+
+const VALUE = JSON.stringify({ pad: 'x'.repeat(40) });
+
+export async function runStrongTask(a: StrongAdapter, t: StrongTask): Promise<StrongTaskResult> {
+  switch (t.kind) {
+    case 'writes': {
+      const latencies: number[] = [];
+      for (let i = 0; i < t.count; i++) {
+        const t0 = performance.now();
+        await a.put(`${t.prefix}/w${i % 64}`, VALUE);
+        latencies.push(performance.now() - t0);
+      }
+      return { kind: 'writes', latencies };
+    }
+    case 'cas': {
+      let ops = 0;
+      let retries = 0;
+      const keys = Array.from({ length: t.clients }, (_, c) => `${t.prefix}/cas${t.hot ? 0 : c}`);
+      const versions = await Promise.all([...new Set(keys)].map((k) => a.version(k)));
+      void versions;
+      const end = performance.now() + t.durationMs;
+      const t0 = performance.now();
+      await Promise.all(
+        keys.map(async (key, c) => {
+          let version = await a.version(key);
+          let n = 0;
+          while (performance.now() < end) {
+            const next = await a.cas(key, `${c}:${++n}`, version);
+            if (next === null) {
+              retries++;
+              version = await a.version(key);
+            } else {
+              ops++;
+              version = next;
+            }
+          }
+        }),
+      );
+      return { kind: 'rate', ops, retries, seconds: (performance.now() - t0) / 1000 };
+    }
+    case 'locks': {
+      let ops = 0;
+      const end = performance.now() + t.durationMs;
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: t.clients }, async (_, c) => {
+          while (performance.now() < end) {
+            await a.lockCycle(`${t.prefix}/lock`, `owner${c}`, t.clients > 1);
+            ops++;
+          }
+        }),
+      );
+      return { kind: 'rate', ops, retries: 0, seconds: (performance.now() - t0) / 1000 };
+    }
+    case 'claims': {
+      let ops = 0;
+      let lost = 0;
+      const end = performance.now() + t.durationMs;
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: t.clients }, async (_, c) => {
+          let n = 0;
+          while (performance.now() < end) {
+            if (await a.claim(`${t.prefix}/claim${c}-${n++}`, VALUE)) ops++;
+            else lost++;
+          }
+        }),
+      );
+      return { kind: 'rate', ops, retries: lost, seconds: (performance.now() - t0) / 1000 };
+    }
+    case 'steady': {
+      // A steady sequential write load; the wall-clock time (ms) of each acknowledged write.
+      const acks: number[] = [];
+      let errors = 0;
+      const end = Date.now() + t.durationMs;
+      let i = 0;
+      while (Date.now() < end) {
+        try {
+          await a.put(`${t.prefix}/steady${i++ % 16}`, VALUE);
+          acks.push(Date.now());
+        } catch {
+          errors++;
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      }
+      return { kind: 'steady', acks, errors };
+    }
+  }
+}
