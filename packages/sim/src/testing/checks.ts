@@ -146,7 +146,8 @@ export function expectConverged(
   nowMs: number,
 ): { keys: number } {
   const live = replicas.filter((r) => r.replica !== undefined) as Array<{ node: number; replica: NamespaceReplica }>;
-  if (live.length === 0) throw new SimulationExpectationError('converged', 'no node is up to compare');
+  if (live.length === 0)
+    throw new SimulationExpectationError('converged', `no live node has opened eventual('${namespace}')`);
   const view = (r: NamespaceReplica) => {
     const m = new Map<string, { value: unknown; version: string }>();
     for (const [key, e] of r.entries(nowMs)) m.set(key, { value: e.value, version: e.version });

@@ -268,11 +268,13 @@ export class SimCluster {
     expectFencing(this.recorder);
   }
 
-  /** Every live node holds the same entries of eventual namespace `ns`, and no acknowledged write was lost. */
+  /** Every live node that opened eventual namespace `ns` holds the same entries, and no acknowledged write was lost. */
   expectConverged(ns: string): void {
     const replicas = this.wrapped.map((w, node) => {
       const up = w !== undefined && this.sim.host(this.id(node)).app === w.real;
-      const replica: NamespaceReplica | undefined = up ? w.real.eventualModule.namespace(ns).replica : undefined;
+      // A node holds a namespace once it opened it in this life (Parley replicates a namespace to the nodes that use it).
+      const opened = up ? w.real.eventualModule.opened().find((n) => n.name === ns) : undefined;
+      const replica: NamespaceReplica | undefined = opened?.replica;
       return { node, replica };
     });
     expectConverged(this.recorder, ns, replicas, this.sim.epochMs + this.sim.nowMs());

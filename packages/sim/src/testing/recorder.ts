@@ -124,7 +124,7 @@ export class Recorder {
     this.calls.push(rec);
     const history = model === 'eventual' ? undefined : this.histories[model];
     const process = `${model}:${client}`;
-    history?.invoke(process, fName(call), input as HistoryValue, key);
+    history?.invoke(process, fName(call, model), input as HistoryValue, key);
     const settle = (outcome: 'ok' | 'fail' | 'info', output: JsonValue | undefined, error: string | undefined) => {
       used.delete(slot);
       rec.endMs = this.nowMs();
@@ -572,8 +572,9 @@ export class Recorder {
 }
 
 /** The model's operation name of an API call. */
-function fName(call: string): string {
+function fName(call: string, model: ModelName | 'eventual'): string {
   const m = call.slice(call.lastIndexOf('.') + 1);
+  if (model === 'lock' && (m === 'set' || m === 'delete')) return 'write'; // a fenced write
   switch (m) {
     case 'lease':
       return 'acquire';

@@ -1,5 +1,8 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { simulate } from '../testing.js';
+import { SimulationExpectationError, simulate, toMs } from '../testing.js';
 
 describe('simulate', () => {
   it('runs user timers, Date and performance.now on simulated time, and records strong calls', async () => {
@@ -48,5 +51,126 @@ describe('simulate', () => {
     expect(Date.now()).toBeGreaterThan(Date.UTC(2026, 0, 1) + 86_400_000 * 300);
     await new Promise((r) => realSetTimeout(r, 20));
     expect(late).toBe(false);
+  });
+});
+
+describe('simulate: faults, verdicts and guards', () => {
+  it('a simulated minute of an idle 5-node cluster takes well under a real second (bounded loosely here)', async () => {
+    const t0 = performance.now();
+    const r = await simulate({ nodes: 5, voters: 3, seed: 11 }, async (cluster) => {
+      await cluster.run('60s');
+    });
+    const ms = performance.now() - t0;
+    console.log(`idle 5-node cluster: 60 s simulated in ${ms.toFixed(0)} ms real (${r.steps} events)`);
+    expect(r.simulatedMs).toBeGreaterThanOrEqual(60_000);
+    expect(ms).toBeLessThan(5_000);
+  });
+
+  it('expectConverged names the key, the nodes and the writes when a partition is never healed; a timeline is written', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'parley-sim-testing-'));
+    process.env.PARLEY_SIM_OUT = out;
+    try {
+      const err = await simulate({ nodes: 3, seed: 5 }, async (cluster) => {
+        cluster.partition([0], [1, 2]);
+        void cluster.nodes[0]?.eventual('board').set('task', 'left');
+        void cluster.nodes[1]?.eventual('board').set('task', 'right');
+        void cluster.nodes[2]?.eventual('board').get('task');
+        await cluster.run('5s');
+        cluster.expectConverged('board');
+      }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SimulationExpectationError);
+      const e = err as SimulationExpectationError;
+      expect(e.message).toMatch(/not converged: in eventual\('board'\), key "task" is "(left|right)"/);
+      expect(e.message).toMatch(/n0 eventual\('board'\)\.set\("task", \{"options":null,"value":"left"\}\) → /);
+      expect(e.message).toContain('PARLEY_SEED=5');
+      expect(e.timeline).toBeDefined();
+      expect(readFileSync(e.timeline as string, 'utf8')).toMatch(/^<svg[\s\S]*stroke="red"[\s\S]*<\/svg>\n$/);
+    } finally {
+      delete process.env.PARLEY_SIM_OUT;
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
+  it('crash loses the node and its handle; restart boots it from its disk; strong writes stay linearizable', async () => {
+    await simulate({ nodes: 3, voters: 3, seed: 9 }, async (cluster) => {
+      const old = cluster.nodes[2];
+      let done = false;
+      void (async () => {
+        await cluster.nodes[0]?.strong('s').set('a', 1);
+        done = true;
+      })();
+      await cluster.runUntil(() => done, '10s');
+      cluster.crash(2);
+      expect(cluster.state(2)).toBe('down');
+      await expect(old?.strong('s').get('a')).rejects.toMatchObject({ code: 'unavailable' });
+      cluster.restart(2);
+      await cluster.run('2s');
+      let got: unknown;
+      void cluster.nodes[2]
+        ?.strong('s')
+        .get('a')
+        .then((e) => {
+          got = e?.value;
+        });
+      await cluster.runUntil(() => got !== undefined, '10s');
+      expect(got).toBe(1);
+      cluster.skew(1, '+400ms');
+      cluster.jump(1, '-50ms');
+      cluster.pause(1);
+      await cluster.run('1s');
+      cluster.resume(1);
+      cluster.hold(0, 1);
+      cluster.release(0, 1);
+      cluster.isolate(0);
+      cluster.bridge(0, 1, 2);
+      cluster.partitionOneWay([0], [1]);
+      cluster.duplicate(0.1);
+      cluster.delay('30ms', { reorder: true });
+      await cluster.run('2s');
+      cluster.calm();
+      await cluster.run('3s');
+      cluster.expectLinearizable();
+      cluster.expectFencing();
+    });
+  });
+
+  it('refuses bad options and bad durations with invalid_argument, and nested simulations', async () => {
+    await expect(simulate({ nodes: 0 }, () => {})).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(simulate({ nodes: 3, voters: 4 }, () => {})).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(
+      simulate({ nodes: 1, seed: 1 }, async (cluster) => {
+        await cluster.run('soon');
+      }),
+    ).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(
+      simulate({ nodes: 1, seed: 1 }, async (cluster) => {
+        cluster.loss(2);
+      }),
+    ).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(
+      simulate({ nodes: 1, seed: 1 }, async (cluster) => {
+        cluster.crash(7);
+      }),
+    ).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(
+      simulate({ nodes: 1, seed: 1 }, async () => {
+        await simulate({ nodes: 1 }, () => {});
+      }),
+    ).rejects.toThrow(/already running/);
+    expect(toMs('+400ms', true)).toBe(400);
+    expect(toMs('1.5s')).toBe(1_500);
+    expect(toMs('2m')).toBe(120_000);
+    expect(() => toMs('-1s')).toThrow(/out of range/);
+  });
+
+  it('a user timer that throws fails the run with its seed', async () => {
+    await expect(
+      simulate({ nodes: 1, seed: 4 }, async (cluster) => {
+        setTimeout(() => {
+          throw new Error('agent bug');
+        }, 100);
+        await cluster.run('1s');
+      }),
+    ).rejects.toThrow(/agent bug[\s\S]*PARLEY_SEED=4/);
   });
 });

@@ -4,6 +4,7 @@
  * open-ended when pending); the calls a failure names are outlined in red.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeCall } from './checks.js';
 import type { RecordedCall } from './recorder.js';
@@ -45,6 +46,7 @@ export function timelineSvg(
   const h = 60 + lanes.length * laneH;
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${h}" font-family="monospace">`,
+    `<title>${esc(title)}</title>`,
     `<text x="4" y="16" font-size="13">${esc(title)}</text>`,
     `<text x="${left}" y="32" font-size="10">${t0} ms</text><text x="${W - 80}" y="32" font-size="10">${t1} ms</text>`,
     ...rows,
@@ -53,8 +55,12 @@ export function timelineSvg(
   ].join('\n');
 }
 
-/** Writes the timeline under `dir` (default `.parley-sim/` in the working directory) and returns its path. */
-export function writeTimeline(svg: string, seed: number, dir = process.env.PARLEY_SIM_OUT ?? '.parley-sim'): string {
+/** Writes the timeline under `dir` (PARLEY_SIM_OUT, default `<tmpdir>/parley-sim`) and returns its path. */
+export function writeTimeline(
+  svg: string,
+  seed: number,
+  dir = process.env.PARLEY_SIM_OUT || join(tmpdir(), 'parley-sim'),
+): string {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `timeline-${seed}.svg`);
   writeFileSync(file, svg);
