@@ -7,6 +7,7 @@ import { ToolError } from './errors.js';
 /** Bound on one HTTP call. */
 const CALL_TIMEOUT_MS = 30_000;
 
+/** Where the node's HTTP API is, and how to authenticate to it. */
 export interface NodeClientOptions {
   /** Base URL, e.g. http://127.0.0.1:4000. */
   endpoint: string;

@@ -11,6 +11,7 @@ import { NodeClient } from './http.js';
 import { registerResources } from './resources.js';
 import { registerTools } from './tools.js';
 
+/** The version the MCP server reports to hosts in its `initialize` answer. */
 export const MCP_VERSION = '0.1.0';
 
 /** An MCP server (not yet connected) whose tools call the node at `client`. */
@@ -29,6 +30,7 @@ export function createMcpServer(client: NodeClient): McpServer {
   return server;
 }
 
+/** How `parley mcp` reaches a node: a running one (`endpoint`) or an embedded one (`dataDir`). */
 export interface RunMcpOptions {
   /** A running node's HTTP API. Without it, a node is embedded. */
   endpoint?: string;
