@@ -12,6 +12,7 @@ import {
   type Frame,
   FrameReader,
   type GossipEnvelope,
+  MAX_ERROR_DETAILS_BYTES,
   maxFrameBodyBytes,
 } from '@parley/net/frame';
 import { bytesEqual } from '../equal.js';
@@ -53,6 +54,11 @@ function frame(g: Gen): Frame {
           writable: true,
           configurable: true,
         });
+      }
+      // Larger details are dropped by the encoder (a documented limit), so a valid frame's stay within it.
+      for (const key of Object.keys(details)) {
+        if (utf8.encode(JSON.stringify(details)).length <= MAX_ERROR_DETAILS_BYTES) break;
+        delete details[key];
       }
       return { type: 'error', id: g.rng.nextU32(), code: g.pick(CODES), message: g.string(1000), details };
     }
