@@ -30,6 +30,11 @@ export interface SimulateOptions {
   tickMs?: number;
   /** Eventual anti-entropy period (ms). Default 1,000. */
   antiEntropyMs?: number;
+  /**
+   * Simulated time the harness may advance on its own while `fn` awaits something other than
+   * `cluster.run` (e.g. `await node.strong('x').get(k)`) before it gives up. Default '10m'.
+   */
+  awaitLimit?: Duration;
   /** Called with every node once it booted, and again after each restart (the agent that lives in that process). */
   onBoot?: (node: ParleyNode, index: number) => void;
 }
@@ -114,15 +119,45 @@ export class SimCluster {
 
   /** Advances simulated time by `d` ('30s', '400ms', or ms), running every node, timer and callback due. */
   async run(d: Duration): Promise<void> {
-    await this.sim.runFor(toMs(d));
+    const ms = toMs(d);
+    await this.drive(() => this.sim.runFor(ms));
     this.throwIfFailed();
   }
 
   /** Runs until `done()` holds (checked after every event) or `max` passed; returns whether it held. */
   async runUntil(done: () => boolean, max: Duration): Promise<boolean> {
-    const ok = await this.sim.runUntil(done, toMs(max));
+    const ms = toMs(max);
+    const ok = await this.drive(() => this.sim.runUntil(done, ms));
     this.throwIfFailed();
     return ok;
+  }
+
+  // --- who advances time: `run`, or (while the user awaits anything else) simulate's driver ----
+  private driving = 0;
+  private idleWaiters: Array<() => void> = [];
+  /** @internal The driver's step in flight; `run` waits for it before it steps itself. */
+  stepping: Promise<unknown> = Promise.resolve();
+
+  /** @internal */
+  get isDriving(): boolean {
+    return this.driving > 0;
+  }
+
+  /** @internal Resolves when no `run` is in progress. */
+  idle(): Promise<void> {
+    if (this.driving === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private async drive<T>(fn: () => Promise<T>): Promise<T> {
+    this.driving++;
+    try {
+      await this.stepping;
+      return await fn();
+    } finally {
+      this.driving--;
+      if (this.driving === 0) for (const w of this.idleWaiters.splice(0)) w();
+    }
   }
 
   // --- network --------------------------------------------------------------------------

@@ -163,6 +163,21 @@ describe('simulate: faults, verdicts and guards', () => {
     expect(() => toMs('-1s')).toThrow(/out of range/);
   });
 
+  it('a node call awaited outside cluster.run completes in simulated time; a promise that never settles hits awaitLimit', async () => {
+    await simulate({ nodes: 3, seed: 12 }, async (cluster) => {
+      const t0 = cluster.now();
+      await cluster.nodes[1]?.strong('s').set('a', 'x');
+      const e = await cluster.nodes[2]?.strong('s').get('a');
+      expect(e?.value).toBe('x');
+      expect(cluster.now()).toBeGreaterThan(t0);
+    });
+    await expect(
+      simulate({ nodes: 1, seed: 12, awaitLimit: '2s' }, async () => {
+        await new Promise(() => {});
+      }),
+    ).rejects.toThrow(/awaited for 2000 simulated ms outside cluster.run/);
+  });
+
   it('a user timer that throws fails the run with its seed', async () => {
     await expect(
       simulate({ nodes: 1, seed: 4 }, async (cluster) => {

@@ -9,6 +9,7 @@ import { InvalidArgumentError } from '@parley/interface';
 import { Simulation } from '../simulation.js';
 import { SimulationExpectationError } from './checks.js';
 import { SimCluster, type SimulateOptions } from './cluster.js';
+import { toMs } from './duration.js';
 import { timelineSvg, writeTimeline } from './timeline.js';
 import { SimulatedTimers } from './timers.js';
 
@@ -59,7 +60,7 @@ export async function simulate(
     const booted = await sim.runUntil(() => c.ids.every((id) => sim.host(id).app !== undefined), BOOT_BOUND_MS);
     if (sim.failure) throw sim.failure;
     if (!booted) throw new Error(`the nodes did not boot within ${BOOT_BOUND_MS} simulated ms`);
-    await fn(c);
+    await driveWhileAwaiting(sim, c, fn, toMs(options.awaitLimit ?? '10m'));
     if (sim.failure) throw sim.failure;
     return {
       seed,
@@ -93,4 +94,62 @@ function explain(err: unknown, seed: number, sim: Simulation, cluster: SimCluste
     console.error(tail);
   }
   return err;
+}
+
+/**
+ * Runs `fn`. While it awaits anything but `cluster.run`/`runUntil` (a node
+ * call, a promise of its own), the simulation keeps stepping, so
+ * `await node.strong('jobs').get('a')` completes in simulated time. Stepping
+ * stops while a `run` is in progress (it steps itself) and once `fn` settles.
+ */
+async function driveWhileAwaiting(
+  sim: Simulation,
+  cluster: SimCluster,
+  fn: (cluster: SimCluster) => Promise<void> | void,
+  limitMs: number,
+): Promise<void> {
+  let settled = false;
+  let failed: { err: unknown } | undefined;
+  let wake: (() => void) | undefined;
+  const done = (async () => fn(cluster))().then(
+    () => {
+      settled = true;
+      wake?.();
+    },
+    (err: unknown) => {
+      settled = true;
+      failed = { err };
+      wake?.();
+    },
+  );
+  let advanced = 0;
+  await macrotask(); // fn's own continuations first: it may have settled or called run
+  while (!settled && !sim.failure) {
+    if (cluster.isDriving) {
+      await Promise.race([cluster.idle(), new Promise<void>((r) => (wake = r))]);
+      await macrotask();
+      continue;
+    }
+    const before = sim.nowMs();
+    const step = sim.step();
+    cluster.stepping = step;
+    const progressed = await step;
+    advanced += sim.nowMs() - before;
+    if (!progressed && !settled && !cluster.isDriving) {
+      throw new Error('the test awaits something no simulated event will settle (nothing is scheduled)');
+    }
+    if (advanced > limitMs && !settled) {
+      throw new Error(
+        `the test awaited for ${limitMs} simulated ms outside cluster.run() and it has not settled (raise awaitLimit, or check what it awaits)`,
+      );
+    }
+  }
+  if (!settled && sim.failure) throw sim.failure; // what fn awaits may never settle now
+  await done;
+  if (failed) throw failed.err;
+}
+
+/** Lets every queued microtask run (as the simulator does between events; not a timer, reads no clock). */
+function macrotask(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve));
 }

@@ -1,0 +1,15 @@
+/**
+ * Run with `npx vitest run partition.test.mjs` (add PARLEY_SEED=<n> to replay a
+ * failure; PARLEY_AGENT=broken runs the broken agent, which must fail).
+ */
+import { expect, test } from 'vitest';
+import * as good from './agent.mjs';
+import * as broken from './agent-broken.mjs';
+import { checkAgentAcrossPartition } from './partition.mjs';
+
+const agent = process.env.PARLEY_AGENT === 'broken' ? broken : good;
+
+test('every task step is counted once, even when agents are cut off mid-task', async () => {
+  const result = await checkAgentAcrossPartition(agent.startAgent, agent.STEPS);
+  expect(result.simulatedMs).toBeGreaterThan(60_000);
+}, 60_000);
