@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
 import { etcdAdapter } from './etcd-adapter.js';
 import { ETCD_MISSING, EtcdCluster, findEtcd } from './etcd-cluster.js';
+import { antiEntropyAnchors, localRates } from './eventual.js';
 import { parseOptions } from './options.js';
 import { ParleyCluster } from './parley-cluster.js';
 import { Progress } from './progress.js';
@@ -75,7 +76,7 @@ const steps =
   (strongWork.includes('locks') ? 2 * opts.reps : 0) +
   (strongWork.includes('claims') ? opts.reps : 0) +
   (strongWork.includes('failover') ? 2 * opts.trials : 0) +
-  (has('eventual') ? 1 : 0);
+  (has('eventual') ? opts.reps + 2 : 0);
 const progress = new Progress(Math.max(1, steps));
 
 function rate(r: StrongTaskResult): number {
@@ -292,23 +293,106 @@ async function failover(): Promise<void> {
   );
 }
 
-/** The eventual side: @parley/node's own benchmark program (node processes, Yjs and Automerge anchors in the same run). */
+/**
+ * The eventual side: local set/get and anti-entropy anchors measured here
+ * (./eventual.ts), gossip propagation and Parley's anti-entropy bytes from
+ * @parley/node's own benchmark program (node processes on loopback).
+ */
 async function eventualSide(): Promise<void> {
+  const rates = {
+    ps: [] as number[],
+    pg: [] as number[],
+    ys: [] as number[],
+    yg: [] as number[],
+    as: [] as number[],
+    ag: [] as number[],
+  };
+  for (let r = 0; r < opts.reps; r++) {
+    const l = await localRates(Math.min(2_000, opts.seconds * 1000));
+    rates.ps.push(l.parley.set);
+    rates.pg.push(l.parley.get);
+    rates.ys.push(l.yjs.set);
+    rates.yg.push(l.yjs.get);
+    rates.as.push(l.automerge.set);
+    rates.ag.push(l.automerge.get);
+    progress.step(`local set/get rep ${r + 1}`);
+  }
+  rows.push(
+    compareRow({
+      name: 'local durable set ops/s, 1 writer, sequential',
+      unit: 'ops/s',
+      better: 'higher',
+      value: spread(rates.ps),
+      anchor: 'Yjs Y.Map + LevelDB fsync per update',
+      anchorValue: spread(rates.ys),
+    }),
+    compareRow({
+      name: 'local durable set ops/s, 1 writer, sequential',
+      unit: 'ops/s',
+      better: 'higher',
+      value: spread(rates.ps),
+      anchor: 'Automerge map + LevelDB fsync per change',
+      anchorValue: spread(rates.as),
+    }),
+    compareRow({
+      name: 'local get ops/s, 1 reader',
+      unit: 'ops/s',
+      better: 'higher',
+      value: spread(rates.pg),
+      anchor: 'Yjs Y.Map.get',
+      anchorValue: spread(rates.yg),
+    }),
+    compareRow({
+      name: 'local get ops/s, 1 reader',
+      unit: 'ops/s',
+      better: 'higher',
+      value: spread(rates.pg),
+      anchor: 'Automerge map read',
+      anchorValue: spread(rates.ag),
+    }),
+  );
+
+  const ae = await antiEntropyAnchors(100_000);
+  extra.anti_entropy_anchors = ae;
+  progress.step('anti-entropy anchors (Yjs, Automerge over TCP)');
+
   const json = join(root, 'eventual.json');
   const program = join(repoRoot, 'packages', 'node', 'dist', 'bench.js');
   const code = await new Promise<number | null>((resolveExit, reject) => {
     const child = spawn(
       process.execPath,
-      [program, '--side', 'eventual', '--json', json, '--peers', String(opts.peers), '--only', 'sets,ae,gossip'],
+      [program, '--side', 'eventual', '--json', json, '--peers', String(opts.peers), '--only', 'gossip,ae'],
       { stdio: ['ignore', 'ignore', 'inherit'] },
     );
     child.once('error', reject);
     child.once('exit', resolveExit);
   });
-  if (code !== 0) throw new Error(`eventual benchmark exited with ${code}`);
+  if (code !== 0) throw new Error(`@parley/node's eventual benchmark exited with ${code}`);
   const results = JSON.parse(readFileSync(json, 'utf8')) as CompareRow[];
-  for (const r of results) rows.push({ ...r, better: r.unit.includes('/s') ? 'higher' : 'lower' });
-  progress.step('eventual side');
+  for (const r of results) {
+    rows.push({ ...r, name: `${r.name} [@parley/node bench]`, better: r.unit.includes('/s') ? 'higher' : 'lower' });
+    if (r.name.startsWith('anti-entropy bytes, 1%')) {
+      rows.push(
+        compareRow({
+          name: 'anti-entropy bytes, 1% of 100,000 keys changed',
+          unit: 'B',
+          better: 'lower',
+          value: spread([r.value]),
+          anchor: 'Yjs state-vector sync over TCP',
+          anchorValue: spread([ae.yjs.bytes]),
+        }),
+        compareRow({
+          name: 'anti-entropy bytes, 1% of 100,000 keys changed',
+          unit: 'B',
+          better: 'lower',
+          value: spread([r.value]),
+          anchor: 'Automerge sync protocol over TCP',
+          anchorValue: spread([ae.automerge.bytes]),
+        }),
+      );
+    }
+  }
+  progress.step('eventual propagation and anti-entropy (@parley/node bench)');
 }
 
 function writeSvg(name: string, svg: string): void {

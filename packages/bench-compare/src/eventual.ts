@@ -1,0 +1,217 @@
+/**
+ * Eventual side, measured here (the rest comes from @parley/node's own
+ * benchmark program, see main.ts):
+ *
+ * - local set and get ops/s, 1 writer, sequential (each set awaited until
+ *   durable): a Parley node's eventual namespace vs a Yjs Y.Map and an
+ *   Automerge map, each update saved in LevelDB with fsync (the node's own
+ *   storage, so the same persistence) before the set counts as done;
+ * - 1% of 100,000 keys changed on one side, synced over a real loopback TCP
+ *   connection: Yjs state-vector sync (state vector one way, missing update
+ *   back) and Automerge's sync protocol (messages until both are quiet):
+ *   bytes on the wire and time.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as Automerge from '@automerge/automerge';
+import { createNode } from '@parley/node';
+import { openLevelKV } from '@parley/storage';
+import * as Y from 'yjs';
+
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+export interface LocalRates {
+  set: number;
+  get: number;
+}
+
+async function timed(durationMs: number, op: (i: number) => Promise<void> | void): Promise<number> {
+  let n = 0;
+  const t0 = performance.now();
+  const end = t0 + durationMs;
+  while (performance.now() < end) await op(n++);
+  return n / ((performance.now() - t0) / 1000);
+}
+
+/** Local durable set and get rates of Parley, Yjs and Automerge, 1 sequential writer. */
+export async function localRates(
+  durationMs: number,
+): Promise<{ parley: LocalRates; yjs: LocalRates; automerge: LocalRates }> {
+  const root = mkdtempSync(join(tmpdir(), 'parley-compare-local-'));
+  try {
+    const node = await createNode({
+      dataDir: join(root, 'parley'),
+      logger: quiet,
+      eventual: { maxLiveKeys: 1_000_000 },
+    });
+    const ns = node.eventual('bench');
+    await timed(200, (i) => ns.set(`warm${i % 100}`, { i }).then(() => undefined));
+    const pSet = await timed(durationMs, (i) => ns.set(`k${i % 1000}`, { i }).then(() => undefined));
+    const pGet = await timed(durationMs, (i) => ns.get(`k${i % 1000}`).then(() => undefined));
+    await node.close();
+
+    const ykv = await openLevelKV({ path: join(root, 'yjs'), sync: true });
+    const ydoc = new Y.Doc();
+    const ymap = ydoc.getMap('m');
+    let seq = 0;
+    let pending: Promise<void> = Promise.resolve();
+    ydoc.on('update', (u: Uint8Array) => {
+      pending = ykv.save(['y', String(seq++).padStart(12, '0')], u);
+    });
+    const ySet = await timed(durationMs, async (i) => {
+      ymap.set(`k${i % 1000}`, { i });
+      await pending;
+    });
+    const yGet = await timed(durationMs, (i) => {
+      ymap.get(`k${i % 1000}`);
+    });
+    await ykv.close();
+
+    const akv = await openLevelKV({ path: join(root, 'automerge'), sync: true });
+    let adoc = Automerge.init<Record<string, { i: number }>>();
+    const aSet = await timed(durationMs, async (i) => {
+      adoc = Automerge.change(adoc, (d) => {
+        d[`k${i % 1000}`] = { i };
+      });
+      await akv.save(['a', String(i).padStart(12, '0')], Automerge.saveIncremental(adoc));
+    });
+    const aGet = await timed(durationMs, (i) => {
+      void adoc[`k${i % 1000}`];
+    });
+    await akv.close();
+    return { parley: { set: pSet, get: pGet }, yjs: { set: ySet, get: yGet }, automerge: { set: aSet, get: aGet } };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** Length-prefixed frames over a socket. */
+class Framed {
+  private buf = Buffer.alloc(0);
+  private readonly queue: Uint8Array[] = [];
+  private wake?: () => void;
+  bytes = 0;
+  constructor(private readonly socket: Socket) {
+    socket.on('data', (d: Buffer) => {
+      this.buf = Buffer.concat([this.buf, d]);
+      while (this.buf.length >= 4) {
+        const len = this.buf.readUInt32BE(0);
+        if (len > 64 * 1024 * 1024) throw new Error('frame too large');
+        if (this.buf.length < 4 + len) break;
+        this.queue.push(new Uint8Array(this.buf.subarray(4, 4 + len)));
+        this.buf = this.buf.subarray(4 + len);
+      }
+      this.wake?.();
+    });
+  }
+  send(msg: Uint8Array): void {
+    const head = Buffer.alloc(4);
+    head.writeUInt32BE(msg.length);
+    this.bytes += msg.length;
+    this.socket.write(Buffer.concat([head, msg]));
+  }
+  async next(): Promise<Uint8Array> {
+    while (this.queue.length === 0) await new Promise<void>((r) => (this.wake = r));
+    return this.queue.shift() as Uint8Array;
+  }
+}
+
+async function pair(): Promise<{ a: Framed; b: Framed; close(): void }> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  const accepted = new Promise<Socket>((r) => server.once('connection', r));
+  const client = connect(port, '127.0.0.1');
+  await new Promise<void>((r) => client.once('connect', r));
+  const srv = await accepted;
+  return {
+    a: new Framed(client),
+    b: new Framed(srv),
+    close() {
+      client.destroy();
+      srv.destroy();
+      server.close();
+    },
+  };
+}
+
+export interface SyncCost {
+  bytes: number;
+  ms: number;
+}
+
+/** 1% of `n` keys changed on A; B catches up over loopback TCP. */
+export async function antiEntropyAnchors(
+  n = 100_000,
+): Promise<{ yjs: SyncCost; automerge: SyncCost; changedBytes: number }> {
+  const changed = n / 100;
+  let changedBytes = 0;
+  for (let i = 0; i < changed; i++) changedBytes += Buffer.byteLength(`key-${i * 100}`) + Buffer.byteLength(String(-i));
+
+  // Yjs: B sends its state vector, A answers with the update B lacks.
+  const ya = new Y.Doc();
+  ya.transact(() => {
+    const m = ya.getMap('m');
+    for (let i = 0; i < n; i++) m.set(`key-${i}`, i);
+  });
+  const yb = new Y.Doc();
+  Y.applyUpdate(yb, Y.encodeStateAsUpdate(ya));
+  // The 1% change in one transaction / one change: each anchor at its most compact.
+  ya.transact(() => {
+    for (let i = 0; i < changed; i++) ya.getMap('m').set(`key-${i * 100}`, -i);
+  });
+  const yc = await pair();
+  const yt0 = performance.now();
+  yc.b.send(Y.encodeStateVector(yb));
+  const sv = await yc.a.next();
+  yc.a.send(Y.encodeStateAsUpdate(ya, sv));
+  Y.applyUpdate(yb, await yc.b.next());
+  const yms = performance.now() - yt0;
+  const ybytes = yc.a.bytes + yc.b.bytes;
+  yc.close();
+  if (yb.getMap('m').get(`key-${(changed - 1) * 100}`) !== -(changed - 1)) throw new Error('Yjs sync did not converge');
+
+  // Automerge: both sides run the sync protocol until neither has a message.
+  let aa = Automerge.change(Automerge.init<Record<string, number>>(), (d) => {
+    for (let i = 0; i < n; i++) d[`key-${i}`] = i;
+  });
+  let ab = Automerge.merge(Automerge.init<Record<string, number>>(), aa);
+  let sa = Automerge.initSyncState();
+  let sb = Automerge.initSyncState();
+  // Bring the sync states up to date first (a long-lived connection has them).
+  for (let r = 0; r < 20; r++) {
+    const [nsa, ma] = Automerge.generateSyncMessage(aa, sa);
+    sa = nsa;
+    if (ma) [ab, sb] = Automerge.receiveSyncMessage(ab, sb, ma);
+    const [nsb, mb] = Automerge.generateSyncMessage(ab, sb);
+    sb = nsb;
+    if (mb) [aa, sa] = Automerge.receiveSyncMessage(aa, sa, mb);
+    if (!ma && !mb) break;
+  }
+  aa = Automerge.change(aa, (d) => {
+    for (let i = 0; i < changed; i++) d[`key-${i * 100}`] = -i;
+  });
+  const ac = await pair();
+  const at0 = performance.now();
+  const EMPTY = new Uint8Array(0);
+  for (let round = 0; round < 50; round++) {
+    const [nsa, ma] = Automerge.generateSyncMessage(aa, sa);
+    sa = nsa;
+    ac.a.send(ma ?? EMPTY);
+    const ra = await ac.b.next();
+    if (ra.length > 0) [ab, sb] = Automerge.receiveSyncMessage(ab, sb, ra);
+    const [nsb, mb] = Automerge.generateSyncMessage(ab, sb);
+    sb = nsb;
+    ac.b.send(mb ?? EMPTY);
+    const rb = await ac.a.next();
+    if (rb.length > 0) [aa, sa] = Automerge.receiveSyncMessage(aa, sa, rb);
+    if (!ma && !mb) break;
+  }
+  const ams = performance.now() - at0;
+  const abytes = ac.a.bytes + ac.b.bytes;
+  ac.close();
+  if (ab[`key-${(changed - 1) * 100}`] !== -(changed - 1)) throw new Error('Automerge sync did not converge');
+  return { yjs: { bytes: ybytes, ms: yms }, automerge: { bytes: abytes, ms: ams }, changedBytes };
+}
