@@ -55,15 +55,12 @@ describe('simulate', () => {
 });
 
 describe('simulate: faults, verdicts and guards', () => {
-  it('a simulated minute of an idle 5-node cluster takes well under a real second (bounded loosely here)', async () => {
-    const t0 = performance.now();
+  it('runs a simulated minute of an idle 5-node cluster (its speed is measured by testing/bench.ts)', async () => {
     const r = await simulate({ nodes: 5, voters: 3, seed: 11 }, async (cluster) => {
       await cluster.run('60s');
     });
-    const ms = performance.now() - t0;
-    console.log(`idle 5-node cluster: 60 s simulated in ${ms.toFixed(0)} ms real (${r.steps} events)`);
     expect(r.simulatedMs).toBeGreaterThanOrEqual(60_000);
-    expect(ms).toBeLessThan(5_000);
+    expect(r.steps).toBeGreaterThan(1_000);
   });
 
   it('expectConverged names the key, the nodes and the writes when a partition is never healed; a timeline is written', async () => {
@@ -176,6 +173,17 @@ describe('simulate: faults, verdicts and guards', () => {
         await new Promise(() => {});
       }),
     ).rejects.toThrow(/awaited for 2000 simulated ms outside cluster.run/);
+  });
+
+  it('onBoot starts the agent of every life of a node, restarts included', async () => {
+    const boots: number[] = [];
+    await simulate({ nodes: 3, seed: 13, onBoot: (_node, i) => boots.push(i) }, async (cluster) => {
+      cluster.crash(1);
+      cluster.restart(1);
+      await cluster.run('2s');
+      expect(cluster.state(1)).toBe('up');
+    });
+    expect([...boots].sort()).toEqual([0, 1, 1, 2]);
   });
 
   it('a user timer that throws fails the run with its seed', async () => {
