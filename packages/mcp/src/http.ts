@@ -19,13 +19,36 @@ export interface NodeClientOptions {
 export class NodeClient {
   readonly endpoint: string;
   private readonly token: string | undefined;
+  private inflight = 0;
+  private readonly idleWaiters: Array<() => void> = [];
 
   constructor(options: NodeClientOptions) {
     this.endpoint = options.endpoint.replace(/\/+$/, '');
     this.token = options.token;
   }
 
+  /** Resolves once no call is in flight (so answers are not cut off at shutdown), or after `timeoutMs`. */
+  idle(timeoutMs = CALL_TIMEOUT_MS): Promise<void> {
+    if (this.inflight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
   async call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+    this.inflight++;
+    try {
+      return await this.send<T>(method, path, body);
+    } finally {
+      if (--this.inflight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+    }
+  }
+
+  private async send<T>(method: string, path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = {};
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';

@@ -3,6 +3,7 @@
  * stdio pipe, driven by the SDK's client. Against a running node (--endpoint, with a
  * token) and with an embedded node.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +26,7 @@ const temp = () => {
 let node: ParleyNode;
 let http: ParleyServer;
 let client: Client;
+let url: string;
 
 async function connect(args: string[], env: Record<string, string>): Promise<Client> {
   const c = new Client({ name: 'parley-mcp-test', version: '0.0.0' });
@@ -52,7 +54,7 @@ async function call(c: Client, name: string, args: Record<string, unknown>) {
 beforeAll(async () => {
   node = await createNode({ dataDir: temp(), logger: { debug() {}, info() {}, warn() {}, error() {} } });
   http = await createServer({ node, port: 0, token: TOKEN, defaultMetrics: false });
-  const url = await http.listen();
+  url = await http.listen();
   client = await connect(['mcp', '--endpoint', url], { PARLEY_API_TOKEN: TOKEN });
 });
 
@@ -187,6 +189,47 @@ describe('parley mcp over stdio, against a running node', () => {
     const read = await client.readResource({ uri: 'parley://strong/agents' });
     const page = JSON.parse((read.contents[0] as { text: string }).text);
     expect(page.items.map((e: { key: string }) => e.key)).toContain('plan');
+  });
+});
+
+describe('parley mcp when the host closes stdin', () => {
+  it('answers the calls it already read before it exits', async () => {
+    const child = spawn(process.execPath, [PARLEY_BIN, 'mcp', '--endpoint', url], {
+      env: { ...process.env, PARLEY_API_TOKEN: TOKEN },
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const lines = [
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sh', version: '0' } },
+      },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'state_set', arguments: { namespace: 'piped', key: 'k', value: 7 } },
+      },
+    ];
+    child.stdin.end(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    await exited;
+    clearTimeout(timer);
+    const answers = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id?: number; result?: Result });
+    const call = answers.find((a) => a.id === 2);
+    expect(call?.result?.isError).not.toBe(true);
+    expect(JSON.parse(call?.result?.content[0]?.text ?? '{}')).toMatchObject({ key: 'k', value: 7 });
+    expect((await node.strong('piped').get('k'))?.value).toBe(7);
   });
 });
 

@@ -56,7 +56,8 @@ export async function runMcp(options: RunMcpOptions = {}): Promise<void> {
       throw err;
     }
   }
-  const server = createMcpServer(new NodeClient({ endpoint, token }));
+  const client = new NodeClient({ endpoint, token });
+  const server = createMcpServer(client);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = resolve;
@@ -66,6 +67,10 @@ export async function runMcp(options: RunMcpOptions = {}): Promise<void> {
   process.stderr.write(`parley mcp: serving over stdio, node ${embedded ? `embedded (${endpoint})` : endpoint}\n`);
   try {
     await closed;
+    // stdin ended (the host is done): answer the calls still in flight before closing.
+    await new Promise((resolve) => setImmediate(resolve)); // requests read with the last bytes start first
+    await client.idle();
+    await new Promise((resolve) => setImmediate(resolve));
   } finally {
     await server.close().catch(() => {});
     if (embedded) {
