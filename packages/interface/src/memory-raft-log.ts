@@ -3,7 +3,9 @@
  * "disk" is a `MemoryRaftLogDisk`: a store reopened on the same disk sees every
  * write that resolved before, as after a restart. Each write is validated,
  * then applied atomically when it is made, so it is durable when its promise
- * resolves (and already visible to reads before that).
+ * resolves (and already visible to reads before that). It has no page cache:
+ * an unsynced save (`sync: false`) is as durable as a synced one here; the
+ * simulator's disk is the store that models losing it in a crash.
  *
  * @parley/raft (as `MemoryRaftStorage`) and @parley/storage re-export it; the
  * level store and the simulator's disk share its log state

@@ -74,6 +74,15 @@ export interface RaftLogUpdate {
    * A snapshot older than the stored one is InvalidArgumentError.
    */
   snapshot?: RaftSnapshot;
+  /**
+   * Default true: the save is durable (fsynced) before its promise resolves.
+   * False: it may resolve before it is synced, and a crash may lose it (whole,
+   * never torn); a later synced write makes it durable too (writes reach the
+   * disk in issue order). Raft asks for it only when the update is a hard
+   * state whose commit index alone moved (etcd's `MustSync`): the commit index
+   * is recoverable from the quorum, so losing it loses nothing.
+   */
+  sync?: boolean;
 }
 
 /**

@@ -23,6 +23,7 @@ import {
 } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
 import { decodeMessage, encodeMessage } from './codec.js';
+import { encodeConfChange } from './confchange.js';
 import { RAFT_PROTOCOL, RaftDriver, type RaftStateMachine } from './driver.js';
 import type { RaftConfig } from './raft.js';
 import { MemoryRaftStorage } from './storage.js';
@@ -201,6 +202,8 @@ describe('RaftDriver', () => {
 /** A disk whose saves complete `delayMs` of virtual time late; `outstanding` counts saves not yet durable. */
 class SlowStorage extends MemoryRaftStorage {
   outstanding = 0;
+  /** Every save, with the (term, vote) on disk before it. */
+  saves: { update: RaftLogUpdate; before: { term: number; vote: string } }[] = [];
   constructor(
     private readonly time: VirtualTime,
     public delayMs: number,
@@ -208,6 +211,8 @@ class SlowStorage extends MemoryRaftStorage {
     super();
   }
   override async save(update: RaftLogUpdate): Promise<void> {
+    const { term, vote } = this.initialState().hardState;
+    this.saves.push({ update, before: { term, vote } });
     this.outstanding++;
     await new Promise<void>((resolve) => this.time.after(this.delayMs, resolve));
     await super.save(update);
@@ -351,6 +356,72 @@ describe('RaftDriver contract', () => {
     }
     expect(h.sent.filter((s) => s.undurable).map((s) => `${s.by}: ${s.undurable}`)).toEqual([]);
     for (const d of h.drivers.values()) d.stop();
+  });
+
+  it('syncs every save but one where only the commit index moved (MustSync)', async () => {
+    const h = await harness(23, { saveDelayMs: 5 });
+    const leader = h.leader();
+    for (let i = 0; i < 10; i++) {
+      leader.propose(new TextEncoder().encode(`w${i}`));
+      await h.time.advance(50);
+    }
+    leader.transferLeader([...h.drivers.keys()].find((id) => id !== leader.id) as string);
+    await h.time.advance(1_000);
+    let unsynced = 0;
+    for (const [id, storage] of h.storages) {
+      for (const { update, before } of storage.saves) {
+        const hs = update.hardState;
+        const commitOnly =
+          update.snapshot === undefined &&
+          (update.entries?.length ?? 0) === 0 &&
+          hs !== undefined &&
+          hs.term === before.term &&
+          hs.vote === before.vote;
+        expect({ id, update, sync: update.sync }).toEqual({ id, update, sync: !commitOnly });
+        if (commitOnly) unsynced++;
+      }
+      expect(h.drivers.get(id)?.unsyncedSaves).toBe(storage.saves.filter((s) => s.update.sync === false).length);
+    }
+    expect(unsynced).toBeGreaterThan(0); // followers learn commit indexes from heartbeats
+    expect([...h.storages.values()].some((st) => st.saves.some((s) => s.update.sync && s.update.hardState))).toBe(true);
+    expect(h.sent.filter((s) => s.undurable).map((s) => `${s.by}: ${s.undurable}`)).toEqual([]);
+    for (const d of h.drivers.values()) d.stop();
+  });
+
+  it('after a crash lost unsynced commit indexes, does not re-apply entries its snapshot already holds', async () => {
+    // The disk after the crash: entries 1..6 synced, the commit index back at 3 (the commit-only
+    // saves for 4..6 were lost), and a snapshot of the state machine at 5 (its write was synced).
+    const enc = (v: string) => new TextEncoder().encode(v);
+    const entries: RaftEntry[] = [
+      { term: 1, index: 1, type: 'conf', data: encodeConfChange({ type: 'addVoter', node: 'a' }) },
+      ...[2, 3, 4, 5, 6].map((index): RaftEntry => ({ term: 1, index, type: 'normal', data: enc(`v${index}`) })),
+    ];
+    const storage = new MemoryRaftStorage({ entries, hardState: { term: 1, vote: 'a', commit: 3 } });
+    await storage.createSnapshot(5, { voters: ['a'], learners: [] }, enc(JSON.stringify(['v2', 'v3', 'v4', 'v5'])));
+    const time = new VirtualTime();
+    const sm = new Log();
+    sm.restore(storage.snapshot());
+    const d = new RaftDriver({
+      raft: { id: 'a', random: new SeededRandom(5) },
+      storage,
+      transport: new Loopback().transport('a'),
+      scheduler: time,
+      stateMachine: sm,
+      tickMs: 100,
+    });
+    expect(d.appliedIndex).toBe(5);
+    await d.start();
+    await time.advance(3_000);
+    expect(d.status().state).toBe('leader');
+    d.propose(enc('v8'));
+    await time.advance(100);
+    // The commit index is learned again (here: the new leader commits its own entry) and the
+    // state machine sees each entry once: 6, then the new term's empty entry 7, then 8.
+    expect(sm.values).toEqual(['v2', 'v3', 'v4', 'v5', 'v6', 'v8']);
+    expect(d.appliedIndex).toBe(8);
+    expect(storage.initialState().hardState.commit).toBe(8);
+    expect(sm.conf?.voters).toEqual(['a']);
+    d.stop();
   });
 
   it('reports a failed send to the core only between Readys', async () => {

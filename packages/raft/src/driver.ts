@@ -52,7 +52,8 @@ export interface RaftDriverOptions {
 
 /**
  * Runs the Ready loop of one RawNode over a Transport, a RaftLogStorage and a
- * Scheduler: persist (snapshot, entries, hard state in one save), then send,
+ * Scheduler: persist (snapshot, entries, hard state in one save, synced unless
+ * only the commit index moved), then send,
  * then apply, then advance. Inbound messages, ticks and send failures are
  * queued while a Ready is in progress and stepped between Readys, so the core
  * never sees input between `ready()` and `advance()`.
@@ -77,6 +78,8 @@ export class RaftDriver {
   private applyingThroughIndex: number | undefined;
   /** Messages dropped because the inbox was full or undecodable. */
   droppedMessages = 0;
+  /** Saves written without sync (only the commit index moved). */
+  unsyncedSaves = 0;
 
   constructor(opts: RaftDriverOptions) {
     this.opts = opts;
@@ -251,10 +254,13 @@ export class RaftDriver {
   private async handleReady(): Promise<void> {
     const rd = this.node.ready();
     if (rd.softState) this.opts.onSoftState?.(rd.softState);
-    // 1. Persist: snapshot, entries and hard state in one atomic save.
+    // 1. Persist: snapshot, entries and hard state in one atomic save. It is synced unless only the
+    // commit index moved (etcd's MustSync): a lost commit index is learned again from the quorum.
     for (const m of rd.messages) this.send(m); // allowed before the save (leader appends)
     if (rd.snapshot || rd.entries.length > 0 || rd.hardState) {
-      await this.opts.storage.save({ snapshot: rd.snapshot, entries: rd.entries, hardState: rd.hardState });
+      const sync = rd.mustSync || rd.snapshot !== undefined;
+      if (!sync) this.unsyncedSaves++;
+      await this.opts.storage.save({ snapshot: rd.snapshot, entries: rd.entries, hardState: rd.hardState, sync });
     }
     if (this.stopped) return;
     // 2. Send what needed the save first.
@@ -266,14 +272,21 @@ export class RaftDriver {
       const cs = rd.snapshot.meta.confState;
       this.confState = { voters: [...cs.voters], learners: [...cs.learners] };
     }
-    if (rd.committedEntries.length > 0) {
-      for (const e of rd.committedEntries) {
+    // After a crash lost an unsynced commit index, the core may hand out again entries the state
+    // machine already holds (its snapshot is past the recovered commit index): skip them, conf
+    // changes included, since the snapshot's membership already has them.
+    const committed =
+      rd.committedEntries.length > 0 && (rd.committedEntries[0] as RaftEntry).index <= this.appliedIndex
+        ? rd.committedEntries.filter((e) => e.index > this.appliedIndex)
+        : rd.committedEntries;
+    if (committed.length > 0) {
+      for (const e of committed) {
         if (e.type === 'conf') this.confState = this.node.applyConfChange(decodeConfChange(e.data));
       }
-      const through = (rd.committedEntries[rd.committedEntries.length - 1] as RaftEntry).index;
+      const through = (committed[committed.length - 1] as RaftEntry).index;
       this.applyingThroughIndex = through;
       try {
-        await this.opts.stateMachine.apply(rd.committedEntries, this.currentConfState());
+        await this.opts.stateMachine.apply(committed, this.currentConfState());
       } finally {
         this.applyingThroughIndex = undefined;
       }

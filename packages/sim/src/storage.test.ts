@@ -130,6 +130,41 @@ describe('SimRaftLogStorage', () => {
     expect(again.initialState().hardState).toEqual({ term: 1, vote: 'a', commit: 2 });
   });
 
+  it('an unsynced save resolves at once, is lost in a crash, and is made durable by a later sync or a flush', async () => {
+    const { sim, host } = diskWorld(9, { flushIntervalMs: 50 });
+    await sim.runFor(1);
+    const log: RaftLogStorage = host.app!.log;
+    await Promise.all([
+      log.save({ entries: [entry(1, 1), entry(2, 1), entry(3, 1)], hardState: { term: 1, vote: 'a', commit: 1 } }),
+      sim.runFor(10),
+    ]);
+    // A commit-only update, unsynced: acknowledged at once, lost in a crash before the flush.
+    await log.save({ hardState: { term: 1, vote: 'a', commit: 3 }, sync: false });
+    expect(log.initialState().hardState.commit).toBe(3);
+    host.crash();
+    host.restart();
+    await sim.runFor(1);
+    let again: RaftLogStorage = host.app!.log;
+    expect(again.initialState().hardState).toEqual({ term: 1, vote: 'a', commit: 1 });
+    expect(again.lastIndex()).toBe(3); // the commit index went back, the synced entries stayed
+    // Followed by a synced save: durable with it, in issue order.
+    await again.save({ hardState: { term: 1, vote: 'a', commit: 2 }, sync: false });
+    await Promise.all([again.save({ entries: [entry(4, 1)] }), sim.runFor(10)]);
+    host.crash();
+    host.restart();
+    await sim.runFor(1);
+    again = host.app!.log;
+    expect(again.initialState().hardState.commit).toBe(2);
+    expect(again.lastIndex()).toBe(4);
+    // Alone: durable once the page cache is flushed.
+    await again.save({ hardState: { term: 1, vote: 'a', commit: 4 }, sync: false });
+    await sim.runFor(60);
+    host.crash();
+    host.restart();
+    await sim.runFor(1);
+    expect(host.app!.log.initialState().hardState.commit).toBe(4);
+  });
+
   it('snapshots, compacts and reports compacted / unavailable indexes with typed errors', async () => {
     const { sim, host } = diskWorld(8);
     await sim.runFor(1);

@@ -14,7 +14,10 @@
  *   bytes written. Overwrites and batches stay atomic, as the contract says;
  *   an application that appends records must checksum them;
  * - Raft log saves are atomic: an unfinished save vanishes entirely (a real
- *   log detects its torn tail by checksum and truncates it). The Raft log is
+ *   log detects its torn tail by checksum and truncates it). A save with
+ *   `sync: false` resolves at once and becomes durable at the next synced
+ *   write (with it, in issue order) or flush (`flushIntervalMs`); a crash
+ *   before loses it whole. The Raft log is
  *   the memory implementation of @parley/interface (its `RaftLogState`)
  *   wrapped in this fault model, so it agrees with the memory and level
  *   stores at every edge.
@@ -392,8 +395,9 @@ function applyLogOp(s: RaftLogState, op: LogOp): void {
 
 interface PendingLogOp {
   op: LogOp;
-  event: QueuedEvent;
-  resolve: () => void;
+  /** The sync that makes it durable; undefined for an unsynced save waiting for the next sync or flush. */
+  event: QueuedEvent | undefined;
+  resolve: (() => void) | undefined;
 }
 
 /**
@@ -407,6 +411,7 @@ export class SimRaftLogStorage implements RaftLogStorage {
   private readonly pending: PendingLogOp[] = [];
   private dead = false;
   private closedFlag = false;
+  private flushEvent: QueuedEvent | undefined;
 
   constructor(
     readonly name: string,
@@ -443,7 +448,7 @@ export class SimRaftLogStorage implements RaftLogStorage {
   }
 
   save(update: RaftLogUpdate): Promise<void> {
-    return this.persist({ type: 'update', update });
+    return this.persist({ type: 'update', update }, update.sync !== false);
   }
 
   createSnapshot(index: number, confState: ConfState, data: Uint8Array): Promise<RaftSnapshot> {
@@ -463,18 +468,25 @@ export class SimRaftLogStorage implements RaftLogStorage {
   /** @internal Called by the disk on power loss: unsynced saves vanish whole. */
   crash(): void {
     this.dead = true;
-    for (const p of this.pending) this.kernel.cancel(p.event);
+    if (this.flushEvent) this.kernel.cancel(this.flushEvent);
+    for (const p of this.pending) if (p.event) this.kernel.cancel(p.event);
     if (this.pending.length > 0) this.kernel.trace(`disk raft/${this.name} lost ${this.pending.length}`);
     this.pending.length = 0;
   }
 
-  private persist(op: LogOp): Promise<void> {
+  private persist(op: LogOp, sync = true): Promise<void> {
     if (this.dead) return never();
     if (this.closedFlag) return Promise.reject(new ClosedError(`raft log '${this.name}'`));
     try {
       applyLogOp(this.mem, op);
     } catch (err) {
       return Promise.reject(err);
+    }
+    if (!sync) {
+      // In the page cache: acknowledged at once, durable at the next sync or flush, lost in a crash before.
+      this.pending.push({ op, event: undefined, resolve: undefined });
+      this.scheduleFlush();
+      return Promise.resolve();
     }
     const { min, max } = this.faults.writeLatencyMs;
     return new Promise<void>((resolve) => {
@@ -486,14 +498,30 @@ export class SimRaftLogStorage implements RaftLogStorage {
           if (idx < 0) return;
           // A sync makes this save and every earlier one durable, in issue order. The disk's
           // copy went through the same writes before, so each applies there as it did in memory.
-          for (const done of this.pending.splice(0, idx + 1)) {
-            if (done !== p) this.kernel.cancel(done.event);
-            applyLogOp(this.durable, done.op);
-            done.resolve();
-          }
+          this.makeDurable(idx + 1);
         }),
       };
       this.pending.push(p);
+    });
+  }
+
+  private makeDurable(count: number): void {
+    for (const done of this.pending.splice(0, count)) {
+      if (done.event) this.kernel.cancel(done.event);
+      applyLogOp(this.durable, done.op);
+      done.resolve?.();
+    }
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushEvent && !this.flushEvent.cancelled) return;
+    this.flushEvent = this.kernel.schedule(this.faults.flushIntervalMs, 'raft-flush', () => {
+      this.flushEvent = undefined;
+      // The page cache reaches the disk, in issue order, up to the last unsynced save: a synced
+      // save after it is still waiting for its own sync, and earlier ones go with it.
+      let last = -1;
+      for (let i = 0; i < this.pending.length; i++) if (!this.pending[i]!.event) last = i;
+      this.makeDurable(last + 1);
     });
   }
 }

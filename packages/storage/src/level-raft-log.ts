@@ -2,8 +2,9 @@
  * RaftLogStorage on LevelDB. The whole log (from the compaction point on), the
  * hard state and the snapshot are loaded into memory on open and checked
  * record by record; reads are then synchronous. Each write is one LevelDB
- * batch, written with `{ sync: true }` by default, and applied to memory only
- * once it is durable.
+ * batch, written with `{ sync: true }` by default (`{ sync: false }` for an
+ * update that says `sync: false`), and applied to memory only once LevelDB
+ * has taken it.
  */
 import {
   ClosedError,
@@ -111,9 +112,9 @@ export class LevelRaftLogStorage implements RaftLogStorage {
     return run;
   }
 
-  private async write(ops: Op[]): Promise<void> {
+  private async write(ops: Op[], sync = true): Promise<void> {
     try {
-      await this.db.batch(ops, { sync: this.sync });
+      await this.db.batch(ops, { sync: this.sync && sync });
     } catch (err) {
       mapLevelError(this.name, err);
     }
@@ -124,7 +125,9 @@ export class LevelRaftLogStorage implements RaftLogStorage {
       this.check();
       const plan = this.state.planSave(update);
       const { ops, append } = this.saveOps(plan);
-      await this.write(ops);
+      // An update that asks for no sync (a commit index alone moved) is written without fsync: a
+      // crash may lose it whole, and LevelDB's next synced write makes it durable with itself.
+      await this.write(ops, update.sync !== false);
       this.state.applySave({ ...plan, append });
     });
   }

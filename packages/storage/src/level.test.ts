@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isParleyError, StorageCorruptError } from '@parley/interface';
 import { Level } from 'level';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { kvStorageCompliance } from './compliance/kv.js';
 import { entry, raftLogStorageCompliance } from './compliance/raft-log.js';
 import { encodeKey } from './key-codec.js';
@@ -95,6 +95,31 @@ describe('level Raft log', () => {
     expect(log.snapshot().data).toEqual(new Uint8Array([9]));
     await log.close();
     await rm(path, { recursive: true, force: true });
+  });
+});
+
+describe('level Raft log: unsynced saves', () => {
+  it('writes an update that says sync: false without fsync, everything else with it; a clean close keeps both', async () => {
+    const path = await tempDir('raft-sync');
+    const batch = vi.spyOn(Level.prototype, 'batch');
+    try {
+      const log = await openLevelRaftLog({ path });
+      const syncOf = () =>
+        ((batch.mock.lastCall as unknown[] | undefined)?.[1] as { sync?: boolean } | undefined)?.sync;
+      await log.save({ entries: [entry(1, 1), entry(2, 1)], hardState: { term: 1, vote: 'a', commit: 1 } });
+      expect(syncOf()).toBe(true);
+      await log.save({ hardState: { term: 1, vote: 'a', commit: 2 }, sync: false });
+      expect(syncOf()).toBe(false);
+      await log.createSnapshot(2, { voters: ['a'], learners: [] }, new Uint8Array([1]));
+      expect(syncOf()).toBe(true);
+      await log.close();
+      const again = await openLevelRaftLog({ path });
+      expect(again.initialState().hardState.commit).toBe(2);
+      await again.close();
+    } finally {
+      batch.mockRestore();
+      await rm(path, { recursive: true, force: true });
+    }
   });
 });
 
