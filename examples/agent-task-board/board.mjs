@@ -117,6 +117,15 @@ export async function run({
     } finally {
       clearTimeout(timer);
     }
+    // The agents see every task done and exit by themselves (bounded), then the last board.
+    await Promise.race([
+      Promise.all(
+        [...children.values()].map((c) =>
+          c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => c.once('exit', r)),
+        ),
+      ),
+      new Promise((r) => setTimeout(r, 10_000)),
+    ]);
     await draw();
     const done = [];
     for (let i = 0; i < tasks; i++) done.push((await hub.strong('board').get(`done/${i}`))?.value);
