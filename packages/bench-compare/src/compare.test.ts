@@ -64,7 +64,7 @@ describe('bench:compare pure parts', () => {
     ]);
     expect(svg.startsWith('<svg')).toBe(true);
     expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
-    expect(svg).toContain('latency &lt;ms&gt;');
+    expect(svg).toContain('<title>latency &lt;ms&gt;</title>');
     expect(svg).toContain('A &amp; B');
     expect(svg.match(/<polyline/g)).toHaveLength(2);
     expect(svg).not.toContain('NaN');

@@ -45,7 +45,8 @@ function frame(title: string, xLabel: string, yLabel: string, xMax: number, yTic
     );
   });
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="11">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="11" role="img">`,
+    `<title>${esc(title)}</title>`,
     `<rect width="${W}" height="${H}" fill="#fff"/>`,
     `<text x="${W / 2}" y="18" text-anchor="middle" font-size="13">${esc(title)}</text>`,
     ...ticks,
