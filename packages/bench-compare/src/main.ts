@@ -425,7 +425,6 @@ if (rows.length > 0) {
     file,
     `${JSON.stringify({ load, options: { ...opts, only: [...opts.only] }, rows, extra }, null, 2)}\n`,
   );
-  writeFileSync(join(root, '..', `parley-compare-${date}.md`), `${markdownTable(rows)}\n`);
   process.stdout.write(`wrote ${file}\n${markdownTable(rows)}\n`);
 }
 process.exit(failed ? 1 : 0);
