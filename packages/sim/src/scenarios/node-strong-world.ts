@@ -1,0 +1,183 @@
+/**
+ * `node-strong-*` world: the configuration of a run, the voters and non-member
+ * nodes booted as NodeStrongHost processes with skewed, drifting clocks, and
+ * the record of what the members applied (first result per index, fence
+ * events, acknowledged writes by index, deletes) that the checks read.
+ */
+import { type ApplyOutput, type Command, canonicalJson } from '@parley/coord';
+import type { PeerId } from '@parley/interface';
+import type { FenceEvent } from '../check/fencing.js';
+import { between } from '../kernel.js';
+import type { NemesisOptions } from '../nemesis.js';
+import type { Simulation } from '../simulation.js';
+import { NodeStrongHost } from './node-strong-host.js';
+
+export interface NodeStrongScenarioConfig {
+  name: string;
+  description: string;
+  voters: 3 | 5;
+  /** Nodes outside the Raft group that clients also call through. */
+  nonMembers: number;
+  clients: number;
+  network?: {
+    lossRate?: number;
+    duplicateRate?: number;
+    reorder?: boolean;
+    latency?: { minMs: number; meanMs: number; maxMs: number };
+  };
+  /** Faults on every node (partitions, clogs). */
+  netNemesis: NemesisOptions;
+  /** Faults on voters only (crashes, pauses, clock jumps). */
+  voterNemesis: NemesisOptions;
+  skewMs: number;
+  driftPpm?: number;
+  disk?: { tornWriteRate?: number };
+  snapshotEveryEntries?: number;
+  keepEntries?: number;
+  /** Leadership transfers and a voter removed and re-added during the workload. */
+  membership?: boolean;
+  safetyMs?: number;
+  livenessBoundMs?: number;
+}
+
+const TICK_MS = 100;
+/** A node's bound on one call (forwarding and retries included). */
+const CALL_TIMEOUT_MS = 3_000;
+export const VERSION_KEY = 'sim-node';
+export const ENTRY_KEYS = ['k0', 'k1'];
+
+/** Whether the workload and faults still run (cleared on quiesce). */
+export interface RunState {
+  running: boolean;
+}
+
+/** The booted nodes and what the members applied. */
+export interface NodeStrongWorld {
+  readonly voters: PeerId[];
+  readonly nodes: PeerId[];
+  readonly app: (id: PeerId) => NodeStrongHost | undefined;
+  readonly member: (id: PeerId) => NodeStrongHost['module']['replica'] | undefined;
+  readonly fenceEvents: FenceEvent[];
+  readonly writesAt: Map<number, { key: string; version: string; who: string }>;
+  readonly versionIndex: Map<string, number>;
+  readonly deletesAt: Map<string, number[]>;
+  readonly agreement: string[];
+  readonly stats: { applied: number; snapshotsInstalled: number };
+}
+
+export function bootNodeStrongWorld(
+  sim: Simulation,
+  config: NodeStrongScenarioConfig,
+  state: RunState,
+): NodeStrongWorld {
+  const rng = sim.random;
+  const voters: PeerId[] = Array.from({ length: config.voters }, (_, i) => `n${i + 1}`);
+  const outsiders: PeerId[] = Array.from({ length: config.nonMembers }, (_, i) => `x${i + 1}`);
+  const nodes = [...voters, ...outsiders];
+
+  const driftPpm = config.driftPpm ?? 0;
+  const offsets = nodes.map(() => between(rng, -config.skewMs, config.skewMs));
+  const drifts = nodes.map(() => between(rng, -driftPpm, driftPpm));
+
+  // --- what the members did ----------------------------------------------------
+  const outputAt = new Map<number, string>();
+  const firstApply = new Map<string, number>();
+  const fenceEvents: FenceEvent[] = [];
+  const seen = new Set<string>();
+  const writesAt = new Map<number, { key: string; version: string; who: string }>();
+  const versionIndex = new Map<string, number>();
+  const deletesAt = new Map<string, number[]>();
+  const agreement: string[] = [];
+  const stats = { applied: 0, snapshotsInstalled: 0 };
+
+  const app = (id: PeerId): NodeStrongHost | undefined => {
+    const h = sim.host<NodeStrongHost>(id);
+    return h.state === 'down' ? undefined : h.app;
+  };
+  const member = (id: PeerId) => app(id)?.module.replica;
+
+  const onFirstApply = (index: number, command: Command, out: ApplyOutput) => {
+    const who = command.clientId === undefined ? undefined : `${command.clientId}/${command.seq}`;
+    if (who !== undefined && !firstApply.has(who)) firstApply.set(who, index);
+    const op = command.op;
+    const r = out.result;
+    const grant = (resource: string, fence: number, id: string) => {
+      if (seen.has(id)) return; // a retried command answered from the session table
+      seen.add(id);
+      fenceEvents.push({ type: 'grant', resource, fence });
+    };
+    if (op.type === 'lock_acquire' && r.ok && r.value.type === 'lock' && who) {
+      grant(`lock:${op.key}`, r.value.lock.fence, who);
+    }
+    for (const d of out.deliveries) {
+      if (d.result.ok && d.result.value.type === 'lock') {
+        grant(`lock:${d.result.value.lock.key}`, d.result.value.lock.fence, `${d.clientId}/${d.seq}`);
+      }
+    }
+    if (op.type === 'lease_acquire' && r.ok && r.value.type === 'lease' && who) {
+      grant(`lease:${op.key}`, r.value.lease.epoch, who);
+    }
+    if (op.type === 'lease_write' && who && !seen.has(`w${who}`)) {
+      seen.add(`w${who}`);
+      fenceEvents.push({ type: 'write', resource: `lease:${op.key}`, fence: op.epoch, accepted: r.ok });
+    }
+    if (op.type === 'set' && op.fence && who && !seen.has(`w${who}`)) {
+      seen.add(`w${who}`);
+      fenceEvents.push({ type: 'write', resource: `lock:${op.fence.key}`, fence: op.fence.token, accepted: r.ok });
+    }
+    if (op.type === 'delete' && op.namespace === 'kv' && r.ok && who && firstApply.get(who) === index) {
+      let list = deletesAt.get(op.key);
+      if (list === undefined) deletesAt.set(op.key, (list = []));
+      list.push(index);
+    }
+    if (op.type === 'set' && op.namespace === 'kv' && r.ok && r.value.type === 'entry' && who) {
+      const v = r.value.entry.version;
+      if (!versionIndex.has(v)) {
+        versionIndex.set(v, index);
+        writesAt.set(index, { key: op.key, version: v, who });
+      }
+    }
+  };
+
+  const onApply = (host: PeerId, index: number, _term: number, command: Command | undefined, out: ApplyOutput) => {
+    const text = canonicalJson(out);
+    const prior = outputAt.get(index);
+    if (prior === undefined) {
+      outputAt.set(index, text);
+      stats.applied++;
+      if (command) onFirstApply(index, command, out);
+    } else if (prior !== text && agreement.length < 10) {
+      agreement.push(`${host} computed a different result at index ${index}: ${text} vs ${prior}`);
+    }
+  };
+
+  for (const [i, id] of nodes.entries()) {
+    sim.addHost(
+      id,
+      (ctx) =>
+        NodeStrongHost.boot(ctx, {
+          strong: {
+            voters,
+            tickMs: TICK_MS,
+            electionTimeoutTicks: 10,
+            versionKey: VERSION_KEY,
+            callTimeoutMs: CALL_TIMEOUT_MS,
+            attemptTimeoutMs: 1_000,
+            snapshotEveryEntries: config.snapshotEveryEntries ?? 40,
+            keepEntries: config.keepEntries ?? 5,
+            maxSnapshotChunkBytes: 4096,
+          },
+          onApply,
+          onRestore: () => {
+            if (state.running) stats.snapshotsInstalled++;
+          },
+        }),
+      {
+        disk: voters.includes(id) ? config.disk : undefined,
+        clock: { offsetMs: offsets[i] as number, driftPpm: drifts[i] as number },
+      },
+    );
+  }
+
+  return { voters, nodes, app, member, fenceEvents, writesAt, versionIndex, deletesAt, agreement, stats };
+}
