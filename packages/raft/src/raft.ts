@@ -5,14 +5,19 @@ import {
   NotLeaderError,
   type PeerId,
   type RaftEntry,
-  type RaftLogReader,
   type RaftSnapshot,
   type Random,
   UnavailableError,
 } from '@parley/interface';
 import { decodeConfChange, encodeConfChange } from './confchange.js';
-import { entryBytes, RaftLog } from './log.js';
+import type { ProposalResult, RaftConfig } from './config.js';
+import { hasUnappliedConfChanges, quorumOf, tallyVotes } from './election.js';
+import { AppendMarks, leaseTicksFor, quorumAckedWithin } from './lease.js';
+import { RaftLog } from './log.js';
 import { Progress } from './progress.js';
+import { ReadOnlyQueue } from './readonly.js';
+import { Replicator } from './replication.js';
+import { SnapshotAssembler } from './snapshotin.js';
 import {
   type AppMessage,
   type AppRespMessage,
@@ -24,104 +29,12 @@ import {
   type ReadOnlyOption,
   type ReadState,
   type SnapMessage,
-  type SnapRespMessage,
   type StateType,
   type Status,
   type VoteMessage,
 } from './types.js';
 
-export interface RaftConfig {
-  /** This node's id (never ''). */
-  id: PeerId;
-  storage: RaftLogReader;
-  /** Source of the randomized election timeouts. */
-  random: Random;
-  /** Ticks without hearing from a leader before campaigning (randomized in [t, 2t)). Default 10. */
-  electionTimeoutTicks?: number;
-  /** Ticks between leader heartbeats. Default 1. */
-  heartbeatTicks?: number;
-  /** Run a pre-vote round before bumping the term. Default true. */
-  preVote?: boolean;
-  /** A leader that has not heard from a quorum within an election timeout steps down. Default true. */
-  checkQuorum?: boolean;
-  /**
-   * 'safe' confirms leadership per read with a heartbeat round; 'leaseBased'
-   * answers at once while a quorum acknowledged the leader recently enough
-   * (see `leaseDriftMarginTicks`), else falls back to the 'safe' round. Every
-   * voter of a group must use the same setting. Default 'safe'.
-   */
-  readOnly?: ReadOnlyOption;
-  /**
-   * Lease reads: ticks cut from the lease for the drift between members' tick
-   * rates. A leader serves a lease read only while a quorum acknowledged a
-   * message it sent less than `electionTimeoutTicks - 1 - leaseDriftMarginTicks`
-   * of its own ticks ago, which is safe while the leader's tick period is at most
-   * (E - 1) / (E - 1 - margin) times any follower's. 0 ≤ margin ≤ E - 2.
-   * Default ceil(E / 5) (E = 10: 2, a 7-tick lease tolerating 28% slower leader ticks).
-   */
-  leaseDriftMarginTicks?: number;
-  /** Followers forward proposals to the leader (else `propose` throws NotLeaderError). Default true. */
-  forwardProposals?: boolean;
-  /** Largest batch of entries in one append message. Default 1 MiB. */
-  maxSizePerMsgBytes?: number;
-  /** Append messages in flight per follower. Default 256. */
-  maxInflightMsgs?: number;
-  /** Bytes of entries in flight per follower (0 = count only). Default 32 MiB. */
-  maxInflightBytes?: number;
-  /** Bytes of committed entries handed out per Ready. Default 16 MiB. */
-  maxCommittedSizePerReadyBytes?: number;
-  /** Uncommitted bytes a leader accepts before refusing proposals. Default 64 MiB. */
-  maxUncommittedEntriesBytes?: number;
-  /** Size of one InstallSnapshot chunk. Default 256 KiB. */
-  maxSnapshotChunkBytes?: number;
-  /** Largest snapshot a follower accepts. Default 1 GiB. */
-  maxSnapshotBytes?: number;
-  /** ReadIndex requests queued before `readIndex` throws `unavailable`. Default 4096. */
-  maxPendingReads?: number;
-  /** The application's last applied index at restart. Default: the snapshot index. */
-  applied?: number;
-  /**
-   * Initial membership of a new cluster, used only when storage is empty: it is
-   * written as committed conf entries 1..n at term 1. Leave empty on a member
-   * that joins an existing cluster (it learns the membership from the leader).
-   */
-  voters?: PeerId[];
-  learners?: PeerId[];
-}
-
-export interface ProposalResult {
-  index: number;
-  term: number;
-}
-
-interface PendingRead {
-  index: number;
-  from: PeerId;
-  context: Uint8Array;
-  acks: Set<PeerId>;
-  /** Leader tick at which the read's first heartbeat round went out. */
-  sentTick: number;
-}
-
-/** The leader's last index when its tick count reached `tick`: later entries were appended at `tick` or after. */
-interface AppendMark {
-  tick: number;
-  lastIndex: number;
-}
-
-interface IncomingSnapshot {
-  from: PeerId;
-  snapshot: RaftSnapshot['meta'];
-  totalBytes: number;
-  receivedBytes: number;
-  chunks: Uint8Array[];
-}
-
-function ctxKey(ctx: Uint8Array): string {
-  let s = '';
-  for (let i = 0; i < ctx.length; i++) s += String.fromCharCode(ctx[i] as number);
-  return s;
-}
+export type { ProposalResult, RaftConfig } from './config.js';
 
 const EMPTY = new Uint8Array(0);
 
@@ -154,21 +67,16 @@ export class Raft {
   /** Ticks since this node started: the leader's clock for lease reads. */
   ticks = 0;
   /** Leader: marks of the last lease's worth of ticks, oldest first (see `appendTick`). */
-  private appendMarks: AppendMark[] = [];
+  private readonly appendMarks = new AppendMarks();
   /** Leader: a TimeoutNow went out this term, so stickiness no longer protects the lease. */
   private timeoutNowSent = false;
   /** Started from a persisted term (a restart, not a fresh member): see `leaderSticky`. */
   private readonly restarted: boolean;
   private readonly votes = new Map<PeerId, boolean>();
-  private readonly pendingReads = new Map<string, PendingRead>();
-  private readonly readQueue: string[] = [];
+  private readonly readOnly = new ReadOnlyQueue();
   private pendingReadIndex: { from: PeerId; context: Uint8Array }[] = [];
-  private incoming: IncomingSnapshot | undefined;
-  /** Peers owed an append (true: even an empty one), flushed in one batch before the next Ready. */
-  private readonly dirty = new Map<PeerId, boolean>();
-  /** Every peer is owed an append (new entries) / a commit update. */
-  private appendAll = false;
-  private commitAll = false;
+  private readonly incoming = new SnapshotAssembler();
+  private readonly repl: Replicator;
 
   readonly electionTimeout: number;
   readonly heartbeatTimeout: number;
@@ -204,12 +112,7 @@ export class Raft {
       throw new InvalidArgumentError('raft: leaseBased reads require checkQuorum');
     }
     const margin = cfg.leaseDriftMarginTicks ?? Math.ceil(this.electionTimeout / 5);
-    if (!Number.isInteger(margin) || margin < 0 || margin > this.electionTimeout - 2) {
-      throw new InvalidArgumentError('raft: need 0 ≤ leaseDriftMarginTicks ≤ electionTimeoutTicks - 2', {
-        leaseDriftMarginTicks: margin,
-      });
-    }
-    this.leaseTicks = this.electionTimeout - 1 - margin;
+    this.leaseTicks = leaseTicksFor(this.electionTimeout, margin);
     this.forwardProposals = cfg.forwardProposals ?? true;
     this.maxSizePerMsg = cfg.maxSizePerMsgBytes ?? 1024 * 1024;
     this.maxInflightMsgs = cfg.maxInflightMsgs ?? 256;
@@ -223,6 +126,15 @@ export class Raft {
 
     const snapIndex = cfg.storage.snapshot().meta.index;
     this.log = new RaftLog(cfg.storage, cfg.applied ?? snapIndex);
+    this.repl = new Replicator({
+      id: this.id,
+      log: this.log,
+      maxSizePerMsg: this.maxSizePerMsg,
+      maxSnapshotChunk: this.maxSnapshotChunk,
+      term: () => this.term,
+      progress: () => this.progress,
+      send: (m) => this.send(m),
+    });
     const { hardState, confState } = cfg.storage.initialState();
     for (const v of confState.voters) this.voters.add(v);
     for (const l of confState.learners) if (!this.voters.has(l)) this.learners.add(l);
@@ -275,7 +187,7 @@ export class Raft {
   }
 
   private quorum(): number {
-    return Math.floor(this.voters.size / 2) + 1;
+    return quorumOf(this.voters.size);
   }
 
   private send(m: Message): void {
@@ -297,13 +209,10 @@ export class Raft {
     this.resetRandomizedElectionTimeout();
     this.leadTransferee = NONE;
     this.timeoutNowSent = false;
-    this.appendMarks = [];
+    this.appendMarks.clear();
     this.votes.clear();
-    this.dirty.clear();
-    this.appendAll = false;
-    this.commitAll = false;
-    this.pendingReads.clear();
-    this.readQueue.length = 0;
+    this.repl.clear();
+    this.readOnly.clear();
     this.pendingReadIndex = [];
     this.pendingConfIndex = 0;
     this.uncommittedBytes = 0;
@@ -351,7 +260,7 @@ export class Raft {
     }
     // No conf change until every earlier one (and this term's first entry) is applied.
     this.pendingConfIndex = this.log.lastIndex();
-    this.appendMarks = [{ tick: this.ticks, lastIndex: this.log.lastIndex() }];
+    this.appendMarks.start(this.ticks, this.log.lastIndex());
     // An empty entry of the new term lets earlier-term entries commit (§5.4.2).
     this.appendEntries([{ term: 0, index: 0, type: 'normal', data: EMPTY }]);
   }
@@ -361,29 +270,9 @@ export class Raft {
   tick(): void {
     this.ticks++;
     if (this.state === 'leader') {
-      this.markAppends();
+      this.appendMarks.mark(this.ticks, this.log.lastIndex(), this.leaseTicks);
       this.tickHeartbeat();
     } else this.tickElection();
-  }
-
-  /** Records the last index at this tick, keeping only the marks a lease can still use. */
-  private markAppends(): void {
-    const marks = this.appendMarks;
-    marks.push({ tick: this.ticks, lastIndex: this.log.lastIndex() });
-    while (marks.length > 1 && (marks[0] as AppendMark).tick <= this.ticks - this.leaseTicks - 1) marks.shift();
-  }
-
-  /**
-   * A lower bound of the leader tick at which entry `index` (of this term) was
-   * appended, hence of the send tick of any message carrying it; -Infinity
-   * when the entry is older than the marks kept.
-   */
-  private appendTick(index: number): number {
-    for (let i = this.appendMarks.length - 1; i >= 0; i--) {
-      const m = this.appendMarks[i] as AppendMark;
-      if (m.lastIndex < index) return m.tick;
-    }
-    return Number.NEGATIVE_INFINITY;
   }
 
   /**
@@ -441,26 +330,13 @@ export class Raft {
   /** Starts an election (pre-vote first when enabled) unless conf changes await application. */
   hup(transfer: boolean): void {
     if (this.state === 'leader' || !this.promotable()) return;
-    if (this.hasUnappliedConfChanges()) return;
+    if (
+      hasUnappliedConfChanges(this.log, Math.max(this.log.applied, this.bootstrapIndex), this.maxCommittedSizePerReady)
+    ) {
+      return;
+    }
     if (this.preVote && !transfer) this.campaign('preElection');
     else this.campaign(transfer ? 'transfer' : 'election');
-  }
-
-  private hasUnappliedConfChanges(): boolean {
-    let lo = Math.max(this.log.applied, this.bootstrapIndex) + 1;
-    if (this.log.committed < lo) return false;
-    const hi = this.log.committed + 1;
-    while (lo < hi) {
-      let ents: RaftEntry[];
-      try {
-        ents = this.log.slice(lo, hi, this.maxCommittedSizePerReady);
-      } catch {
-        return false;
-      }
-      for (const e of ents) if (e.type === 'conf') return true;
-      lo += ents.length;
-    }
-    return false;
   }
 
   private campaign(kind: 'preElection' | 'election' | 'transfer'): void {
@@ -490,17 +366,7 @@ export class Raft {
 
   private poll(from: PeerId, granted: boolean): 'won' | 'lost' | 'pending' {
     if (!this.votes.has(from) && this.voters.has(from)) this.votes.set(from, granted);
-    let yes = 0;
-    let no = 0;
-    for (const [id, g] of this.votes) {
-      if (!this.voters.has(id)) continue;
-      if (g) yes++;
-      else no++;
-    }
-    const q = this.quorum();
-    if (yes >= q) return 'won';
-    if (no > this.voters.size - q) return 'lost';
-    return 'pending';
+    return tallyVotes(this.votes, this.voters);
   }
 
   // ---- step ------------------------------------------------------------------
@@ -673,7 +539,7 @@ export class Raft {
         pr.recentActive = true;
         // An answer about an entry of this term (accepted or not) proves the peer
         // heard from us after we appended it (older entries have no mark: -Infinity).
-        pr.ackedTick = Math.max(pr.ackedTick, this.appendTick(m.index));
+        pr.ackedTick = Math.max(pr.ackedTick, this.appendMarks.appendTick(m.index));
         this.handleAppendResponse(m, pr);
         break;
       case 'heartbeatResp':
@@ -681,11 +547,16 @@ export class Raft {
         break;
       case 'snapResp':
         pr.recentActive = true;
-        this.handleSnapResponse(m, pr);
+        this.repl.handleSnapResponse(m, pr);
         break;
       default:
         break;
     }
+  }
+
+  /** Sends pending appends, batching everything proposed since the last flush. */
+  flush(): void {
+    this.repl.flush(this.state === 'leader');
   }
 
   // ---- follower side of replication -----------------------------------------
@@ -716,54 +587,25 @@ export class Raft {
 
   private handleSnapChunk(m: SnapMessage): void {
     const meta = m.meta;
-    const reply = (offset: number) =>
-      this.send({ type: 'snapResp', from: this.id, to: m.from, term: this.term, index: meta.index, offset });
     if (meta.index <= this.log.committed) {
-      this.incoming = undefined;
+      this.incoming.reset();
       this.sendAppResp(m.from, this.log.committed, false, 0, 0);
       return;
     }
-    if (m.totalBytes > this.maxSnapshotBytes || m.offset + m.data.byteLength > m.totalBytes) {
-      this.incoming = undefined;
-      return;
+    const out = this.incoming.receive(m, this.maxSnapshotBytes);
+    if (out.kind === 'reply') {
+      this.send({
+        type: 'snapResp',
+        from: this.id,
+        to: m.from,
+        term: this.term,
+        index: meta.index,
+        offset: out.offset,
+      });
+    } else if (out.kind === 'complete') {
+      if (this.restore(out.snapshot)) this.sendAppResp(m.from, this.log.lastIndex(), false, 0, 0);
+      else this.sendAppResp(m.from, this.log.committed, false, 0, 0);
     }
-    let inc = this.incoming;
-    const same =
-      inc !== undefined &&
-      inc.from === m.from &&
-      inc.snapshot.index === meta.index &&
-      inc.snapshot.term === meta.term &&
-      inc.totalBytes === m.totalBytes;
-    if (!same) {
-      if (m.offset !== 0) {
-        this.incoming = undefined;
-        reply(0);
-        return;
-      }
-      inc = { from: m.from, snapshot: meta, totalBytes: m.totalBytes, receivedBytes: 0, chunks: [] };
-      this.incoming = inc;
-    }
-    if (!inc) return;
-    if (m.offset !== inc.receivedBytes) {
-      reply(inc.receivedBytes);
-      return;
-    }
-    inc.chunks.push(m.data.slice());
-    inc.receivedBytes += m.data.byteLength;
-    if (inc.receivedBytes < inc.totalBytes) {
-      reply(inc.receivedBytes);
-      return;
-    }
-    const data = new Uint8Array(inc.totalBytes);
-    let at = 0;
-    for (const c of inc.chunks) {
-      data.set(c, at);
-      at += c.byteLength;
-    }
-    this.incoming = undefined;
-    const snap: RaftSnapshot = { meta, data };
-    if (this.restore(snap)) this.sendAppResp(m.from, this.log.lastIndex(), false, 0, 0);
-    else this.sendAppResp(m.from, this.log.committed, false, 0, 0);
   }
 
   /** Installs `snap` unless the log already covers it; returns true when the log was replaced. */
@@ -806,7 +648,7 @@ export class Raft {
       out[i] = { term: this.term, index: ++index, type: e.type, data: e.data };
     }
     this.log.append(out);
-    this.appendAll = true;
+    this.repl.bcastAppend();
     // A single-voter leader commits as soon as the entries are persisted (see advance()).
     return { index, term: this.term };
   }
@@ -844,118 +686,13 @@ export class Raft {
     }
   }
 
-  /** Sends pending appends, batching everything proposed since the last flush. */
-  flush(): void {
-    if (this.state !== 'leader') {
-      this.dirty.clear();
-      this.appendAll = false;
-      this.commitAll = false;
-      return;
-    }
-    if (this.appendAll || this.commitAll) {
-      const force = this.commitAll;
-      this.appendAll = false;
-      this.commitAll = false;
-      // Map order is insertion order: deterministic on every run.
-      for (const to of this.progress.keys()) {
-        if (to === this.id) continue;
-        let ifEmpty = force || this.dirty.get(to) === true;
-        this.dirty.delete(to);
-        while (this.maybeSendAppend(to, ifEmpty)) ifEmpty = false;
-      }
-    }
-    if (this.dirty.size === 0) return;
-    const peers = [...this.dirty];
-    this.dirty.clear();
-    for (const [to, sendIfEmpty] of peers) {
-      let ifEmpty = sendIfEmpty;
-      while (this.maybeSendAppend(to, ifEmpty)) ifEmpty = false;
-    }
-  }
-
-  private bcastCommit(): void {
-    this.commitAll = true;
-  }
-
-  /** Sends one append to `to` if the window allows; returns whether a message went out. */
-  private maybeSendAppend(to: PeerId, sendIfEmpty: boolean): boolean {
-    const pr = this.progress.get(to);
-    if (!pr || pr.isPaused()) return false;
-    const prevIndex = pr.next - 1;
-    const last = this.log.lastIndex();
-    let prevTerm: number;
-    let ents: RaftEntry[] = [];
-    try {
-      prevTerm = this.log.term(prevIndex);
-      if (pr.next <= last) ents = this.log.slice(pr.next, last + 1, this.maxSizePerMsg);
-    } catch {
-      // The entries the follower needs are compacted: install the snapshot instead.
-      return this.sendSnapshot(to, pr);
-    }
-    if (ents.length === 0 && !sendIfEmpty && pr.sentCommit >= this.log.committed) return false;
-    let bytes = 0;
-    for (const e of ents) bytes += entryBytes(e);
-    const commit = this.log.committed;
-    this.send({
-      type: 'app',
-      from: this.id,
-      to,
-      term: this.term,
-      logTerm: prevTerm,
-      index: prevIndex,
-      entries: ents,
-      commit,
-    });
-    pr.sentEntries(ents.length, prevIndex + ents.length, bytes);
-    pr.sentCommit = Math.max(pr.sentCommit, commit);
-    return ents.length > 0;
-  }
-
-  private sendSnapshot(to: PeerId, pr: Progress): boolean {
-    if (!pr.recentActive) return false; // do not ship a snapshot into the void
-    const snap = this.log.snapshot();
-    if (snap.meta.index === 0) return false;
-    pr.becomeSnapshot(snap.meta.index);
-    this.sendSnapChunk(to, pr);
-    return false;
-  }
-
-  private sendSnapChunk(to: PeerId, pr: Progress): void {
-    const snap = this.log.snapshot();
-    if (snap.meta.index !== pr.pendingSnapshot) {
-      if (snap.meta.index === 0) return;
-      pr.becomeSnapshot(snap.meta.index); // a newer snapshot replaced the one in transfer
-    }
-    const total = snap.data.byteLength;
-    const offset = Math.min(pr.snapshotOffset, total);
-    const end = Math.min(total, offset + this.maxSnapshotChunk);
-    this.send({
-      type: 'snap',
-      from: this.id,
-      to,
-      term: this.term,
-      meta: snap.meta,
-      offset,
-      totalBytes: total,
-      data: snap.data.subarray(offset, end),
-    });
-    pr.snapshotAcked = false;
-  }
-
-  private handleSnapResponse(m: SnapRespMessage, pr: Progress): void {
-    if (pr.state !== 'snapshot' || m.index !== pr.pendingSnapshot) return;
-    pr.snapshotAcked = true;
-    pr.snapshotOffset = m.offset;
-    if (m.offset < this.log.snapshot().data.byteLength) this.sendSnapChunk(m.from, pr);
-  }
-
   private handleAppendResponse(m: AppRespMessage, pr: Progress): void {
     if (m.reject) {
       let nextProbe = m.rejectHint;
       if (m.logTerm > 0) nextProbe = this.log.findConflictByTerm(m.rejectHint, m.logTerm).index;
       if (pr.maybeDecrTo(m.index, nextProbe)) {
         if (pr.state === 'replicate') pr.becomeProbe();
-        this.dirty.set(m.from, this.dirty.get(m.from) ?? false);
+        this.repl.owe(m.from);
       }
       return;
     }
@@ -963,7 +700,7 @@ export class Raft {
       // The follower finished (or refused) the snapshot without reaching it: probe again.
       pr.maybeUpdate(m.index);
       pr.becomeProbe();
-      this.dirty.set(m.from, this.dirty.get(m.from) ?? false);
+      this.repl.owe(m.from);
       return;
     }
     const wasPaused = pr.isPaused();
@@ -973,9 +710,9 @@ export class Raft {
         pr.becomeProbe();
         pr.becomeReplicate();
       } else if (pr.state === 'replicate') pr.inflights.freeLE(m.index);
-      if (this.maybeCommit()) this.bcastCommit();
-      else if (wasPaused) this.dirty.set(m.from, this.dirty.get(m.from) ?? false);
-      this.dirty.set(m.from, this.dirty.get(m.from) ?? false);
+      if (this.maybeCommit()) this.repl.bcastCommit();
+      else if (wasPaused) this.repl.owe(m.from);
+      this.repl.owe(m.from);
       if (m.from === this.leadTransferee && pr.match === this.log.lastIndex()) this.sendTimeoutNow(m.from);
     }
   }
@@ -984,17 +721,16 @@ export class Raft {
     pr.recentActive = true;
     pr.probeSent = false;
     if (pr.state === 'snapshot') {
-      if (!pr.snapshotAcked) this.sendSnapChunk(m.from, pr); // retransmit a lost chunk
+      if (!pr.snapshotAcked) this.repl.sendSnapChunk(m.from, pr); // retransmit a lost chunk
       pr.snapshotAcked = false;
     } else if (pr.match < this.log.lastIndex() || pr.sentCommit < this.log.committed) {
       // A full window with a live follower means an append was lost: free a
       // slot so the next append reveals the gap (the follower rejects it).
       if (pr.state === 'replicate' && pr.inflights.full()) pr.inflights.freeFirstOne();
-      this.dirty.set(m.from, true);
+      this.repl.owe(m.from, true);
     }
     if (m.context.byteLength === 0) return;
-    const key = ctxKey(m.context);
-    const req = this.pendingReads.get(key);
+    const req = this.readOnly.get(m.context);
     if (!req) return;
     // The echo proves the peer heard a heartbeat sent at or after the read's first round.
     pr.ackedTick = Math.max(pr.ackedTick, req.sentTick);
@@ -1003,13 +739,7 @@ export class Raft {
     for (const a of req.acks) if (this.voters.has(a)) acks++;
     if (acks < this.quorum()) return;
     // Every read queued up to and including this one is confirmed.
-    while (this.readQueue.length > 0) {
-      const k = this.readQueue.shift() as string;
-      const r = this.pendingReads.get(k);
-      this.pendingReads.delete(k);
-      if (r) this.respondRead(r.from, r.index, r.context);
-      if (k === key) break;
-    }
+    for (const r of this.readOnly.confirmThrough(m.context)) this.respondRead(r.from, r.index, r.context);
   }
 
   /** Commit by counting replicas, only for entries of the current term (§5.4.2). */
@@ -1030,11 +760,7 @@ export class Raft {
   }
 
   private bcastHeartbeat(): void {
-    const ctx =
-      this.readQueue.length > 0
-        ? this.pendingReads.get(this.readQueue[this.readQueue.length - 1] as string)
-        : undefined;
-    const context = ctx?.context ?? EMPTY;
+    const context = this.readOnly.lastContext() ?? EMPTY;
     for (const [id, pr] of [...this.progress].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
       if (id === this.id) continue;
       const commit = Math.min(pr.match, this.log.committed);
@@ -1072,18 +798,8 @@ export class Raft {
       this.respondRead(from, this.log.committed, context);
       return;
     }
-    const key = ctxKey(context);
-    if (this.pendingReads.has(key)) return;
-    if (this.readQueue.length >= this.maxPendingReads) return;
-    this.pendingReads.set(key, {
-      index: this.log.committed,
-      from,
-      context,
-      acks: new Set([this.id]),
-      sentTick: this.ticks,
-    });
-    this.readQueue.push(key);
-    this.bcastHeartbeat();
+    const read = { index: this.log.committed, from, context, acks: new Set([this.id]), sentTick: this.ticks };
+    if (this.readOnly.add(read, this.maxPendingReads)) this.bcastHeartbeat();
   }
 
   /**
@@ -1095,13 +811,7 @@ export class Raft {
    */
   leaseValid(): boolean {
     if (this.state !== 'leader' || this.leadTransferee !== NONE || this.timeoutNowSent) return false;
-    const horizon = this.ticks - this.leaseTicks;
-    let fresh = 0;
-    for (const v of this.voters) {
-      if (v === this.id) fresh++;
-      else if ((this.progress.get(v)?.ackedTick ?? Number.NEGATIVE_INFINITY) > horizon) fresh++;
-    }
-    return fresh >= this.quorum();
+    return quorumAckedWithin(this.id, this.voters, this.progress, this.ticks, this.leaseTicks, this.quorum());
   }
 
   private respondRead(from: PeerId, index: number, context: Uint8Array): void {
@@ -1110,7 +820,7 @@ export class Raft {
   }
 
   pendingReadCount(): number {
-    return this.readQueue.length + this.pendingReadIndex.length;
+    return this.readOnly.length + this.pendingReadIndex.length;
   }
 
   // ---- leadership transfer ------------------------------------------------------
@@ -1123,7 +833,7 @@ export class Raft {
     const pr = this.progress.get(transferee);
     if (!pr) return;
     if (pr.match === this.log.lastIndex()) this.sendTimeoutNow(transferee);
-    else this.dirty.set(transferee, this.dirty.get(transferee) ?? false);
+    else this.repl.owe(transferee);
   }
 
   // ---- membership -----------------------------------------------------------------
@@ -1161,7 +871,7 @@ export class Raft {
         );
         np.recentActive = true;
         this.progress.set(node, np);
-        if (this.state === 'leader') this.dirty.set(node, true);
+        if (this.state === 'leader') this.repl.owe(node, true);
       }
     }
     if (this.state === 'leader') {
@@ -1170,7 +880,7 @@ export class Raft {
         this.becomeFollower(this.term, NONE);
       } else {
         if (this.leadTransferee !== NONE && !this.voters.has(this.leadTransferee)) this.leadTransferee = NONE;
-        if (this.maybeCommit()) this.bcastCommit();
+        if (this.maybeCommit()) this.repl.bcastCommit();
       }
     }
     return this.confState();
@@ -1213,7 +923,7 @@ export class Raft {
   onStable(): void {
     if (this.state !== 'leader') return;
     const self = this.progress.get(this.id);
-    if (self?.maybeUpdate(this.log.stableIndex()) && this.maybeCommit()) this.bcastCommit();
+    if (self?.maybeUpdate(this.log.stableIndex()) && this.maybeCommit()) this.repl.bcastCommit();
   }
 
   reportUnreachable(peer: PeerId): void {
