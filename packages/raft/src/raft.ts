@@ -9,11 +9,12 @@ import {
   type Random,
   UnavailableError,
 } from '@parley/interface';
-import { decodeConfChange, encodeConfChange } from './confchange.js';
+import { decodeConfChange } from './confchange.js';
 import type { ProposalResult, RaftConfig } from './config.js';
 import { hasUnappliedConfChanges, quorumOf, tallyVotes } from './election.js';
 import { AppendMarks, leaseTicksFor, quorumAckedWithin } from './lease.js';
 import { RaftLog } from './log.js';
+import { applyToMembers, bootstrapEntries, describeProgress, validateConfChange } from './membership.js';
 import { Progress } from './progress.js';
 import { ReadOnlyQueue } from './readonly.js';
 import { Replicator } from './replication.js';
@@ -152,19 +153,7 @@ export class Raft {
    * so a member added later learns it by plain replication.
    */
   private bootstrap(voters: PeerId[], learners: PeerId[]): void {
-    const changes: ConfChange[] = [
-      ...[...new Set(voters)].sort().map((node): ConfChange => ({ type: 'addVoter', node })),
-      ...[...new Set(learners)]
-        .filter((l) => !voters.includes(l))
-        .sort()
-        .map((node): ConfChange => ({ type: 'addLearner', node })),
-    ];
-    const ents: RaftEntry[] = changes.map((cc, i) => ({
-      term: 1,
-      index: i + 1,
-      type: 'conf',
-      data: encodeConfChange(cc),
-    }));
+    const { changes, ents } = bootstrapEntries(voters, learners);
     this.log.append(ents);
     this.log.commitTo(ents.length);
     this.bootstrapIndex = ents.length;
@@ -669,21 +658,13 @@ export class Raft {
       if (confAt >= 0 || this.pendingConfIndex > this.log.applied) {
         throw new UnavailableError('raft: a configuration change is still pending');
       }
-      this.validateConfChange(decodeConfChange(e.data));
+      validateConfChange(decodeConfChange(e.data), this.voters);
       confAt = i;
     }
     const res = this.appendEntries(ents);
     if (confAt >= 0) this.pendingConfIndex = res.index - ents.length + 1 + confAt;
     this.uncommittedBytes += bytes;
     return res;
-  }
-
-  private validateConfChange(cc: ConfChange): void {
-    if (cc.type === 'removeNode' || cc.type === 'addLearner') {
-      if (this.voters.has(cc.node) && this.voters.size === 1) {
-        throw new InvalidArgumentError('raft: cannot remove the last voter', { node: cc.node });
-      }
-    }
   }
 
   private handleAppendResponse(m: AppRespMessage, pr: Progress): void {
@@ -841,22 +822,7 @@ export class Raft {
   /** Applies a committed conf change (called by the application when it applies the entry). */
   applyConfChange(cc: ConfChange): ConfState {
     const node = cc.node;
-    switch (cc.type) {
-      case 'addVoter':
-        this.learners.delete(node);
-        this.voters.add(node);
-        break;
-      case 'addLearner':
-        if (this.voters.has(node) && this.voters.size === 1) break; // never drop the last voter
-        this.voters.delete(node);
-        this.learners.add(node);
-        break;
-      case 'removeNode':
-        if (this.voters.has(node) && this.voters.size === 1) break;
-        this.voters.delete(node);
-        this.learners.delete(node);
-        break;
-    }
+    applyToMembers(cc, this.voters, this.learners);
     const member = this.voters.has(node) || this.learners.has(node);
     if (!member) this.progress.delete(node);
     else {
@@ -889,20 +855,7 @@ export class Raft {
   // ---- inspection ------------------------------------------------------------------
 
   status(): Status {
-    let progress: Status['progress'];
-    if (this.state === 'leader') {
-      progress = {};
-      for (const [id, pr] of [...this.progress].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-        progress[id] = {
-          match: pr.match,
-          next: pr.next,
-          state: pr.state,
-          learner: pr.learner,
-          recentActive: pr.recentActive,
-          inflight: pr.inflights.count,
-        };
-      }
-    }
+    const progress = this.state === 'leader' ? describeProgress(this.progress) : undefined;
     const cs = this.confState();
     return {
       id: this.id,
