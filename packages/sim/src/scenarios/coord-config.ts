@@ -1,0 +1,105 @@
+/**
+ * `coord-*` scenarios: their configuration, the workload's constants and the shapes of a
+ * simulated client and its call in flight (shared by ./coord-setup.ts and ./coord-workload.ts).
+ */
+
+import type { Command, CommandResult, Operation, SessionSequencer } from '@parley/coord';
+import type { PeerId } from '@parley/interface';
+import type { HistoryValue } from '../check/history.js';
+import type { NemesisOptions } from '../nemesis.js';
+
+export interface CoordScenarioConfig {
+  name: string;
+  description: string;
+  voters: 3 | 5;
+  workload: 'mixed' | 'ttl';
+  clients?: number;
+  network?: {
+    lossRate?: number;
+    duplicateRate?: number;
+    reorder?: boolean;
+    latency?: { minMs: number; meanMs: number; maxMs: number };
+  };
+  nemesis: NemesisOptions;
+  /**
+   * Cut the leader off just before a check-quorum round, for 2.5–4 s, every few seconds:
+   * it passes that round on the answers it already had and believes it leads for another
+   * election timeout while the others elect a successor; clients split between the two.
+   */
+  cutLeaderAfterQuorumCheck?: boolean;
+  /** How leaders confirm reads that skip the log: ReadIndex (`safe`, default) or the lease. */
+  readOnly?: 'safe' | 'leaseBased';
+  /** Voters' clock offsets are drawn in ±skewMs (constant), plus ±driftPpm. */
+  skewMs: number;
+  driftPpm?: number;
+  disk?: { tornWriteRate?: number };
+  /** Snapshot cadence (entries) and entries kept behind it: small values force InstallSnapshot. */
+  snapshotEveryEntries?: number;
+  keepEntries?: number;
+  safetyMs?: number;
+  livenessBoundMs?: number;
+}
+
+export const TICK_MS = 100;
+/** A client re-sends an unanswered command after this long (to the host it now believes leads). */
+export const RETRY_MS = 600;
+/** A client gives up on a call after this long: the call is recorded as indeterminate (`info`). */
+export const GIVE_UP_MS = 4_000;
+export const VERSION_KEY = 'sim-cluster';
+/** In a call's map of observed error codes: this error is an `ok` read of nothing. */
+export const ABSENT = '=absent';
+
+export const ENTRY_KEYS = ['k0', 'k1'];
+export const CLAIM_KEYS = ['c0', 'c1'];
+export const LEASE_KEYS = ['l0', 'l1'];
+export const LOCK_KEYS = ['m0', 'm1'];
+
+export type ModelName = 'entry' | 'lease' | 'lock';
+
+/** One call in flight of a client. */
+export interface Call {
+  readonly op: Operation;
+  /** Session-numbered command (undefined for register_session). */
+  readonly command: Omit<Command, 'nowMs'>;
+  readonly invokedAt: number;
+  lastSentAt: number;
+  giveUpAt: number;
+  /** register_session is routed by the log position its proposal got. */
+  regPosition?: { index: number; term: number };
+  /** `lock_waiting` arrived: the answer comes as a delivery. */
+  waiting: boolean;
+  /** A read served through ReadIndex or the lease instead of the log. */
+  viaRead: boolean;
+  finish(result: CommandResult | undefined): void;
+}
+
+export interface Client {
+  readonly name: string;
+  session: SessionSequencer | undefined;
+  target: PeerId | undefined;
+  call: Call | undefined;
+  versions: Map<string, string>;
+  leases: Map<string, number>;
+  locks: Map<string, number>;
+}
+
+/** Records the outcome of a call in the `model` history (see ./coord-setup.ts). */
+export type RecordCall = (
+  model: ModelName,
+  c: Client,
+  f: string,
+  key: string,
+  input: HistoryValue,
+  op: Operation,
+  okValue: (r: CommandResult & { ok: true }) => HistoryValue,
+  observed: Record<string, string>,
+  after?: (r: CommandResult) => void,
+) => void;
+
+/** Starts a call; `finish` records its outcome (undefined: gave up, outcome unknown). */
+export type StartCall = (
+  c: Client,
+  op: Operation,
+  finish: (r: CommandResult | undefined) => void,
+  viaRead?: boolean,
+) => void;

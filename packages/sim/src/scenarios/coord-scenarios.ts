@@ -1,0 +1,128 @@
+/** The `coord-*` scenario table (registered by ./coord.ts). */
+
+import { PARTITION_KINDS } from '../nemesis.js';
+import type { Scenario } from '../scenario.js';
+import { coordScenario } from './coord-setup.js';
+
+const LOSSY = { lossRate: 0.1, duplicateRate: 0.05, reorder: true, latency: { minMs: 1, meanMs: 8, maxMs: 120 } };
+
+export const COORD_SCENARIOS: readonly Scenario[] = [
+  ...([3, 5] as const).map((v) =>
+    coordScenario({
+      name: `coord-${v}-partition`,
+      description: `${v} voters, 6 clients; partitions of every kind, 2% loss with reordering; clocks ±100 ms apart.`,
+      voters: v,
+      workload: 'mixed',
+      network: { lossRate: 0.02, reorder: true },
+      nemesis: { partitions: PARTITION_KINDS },
+      skewMs: 100,
+    }),
+  ),
+  coordScenario({
+    name: 'coord-3-crash',
+    description: '3 voters, 6 clients; crashes losing unsynced writes (torn tails), restart from disk; 2% loss.',
+    voters: 3,
+    workload: 'mixed',
+    network: { lossRate: 0.02, duplicateRate: 0.02 },
+    nemesis: { crashes: true, maxDown: 1 },
+    disk: { tornWriteRate: 0.5 },
+    skewMs: 100,
+  }),
+  coordScenario({
+    name: 'coord-3-pause-skew',
+    description: '3 voters, 6 clients; paused voters (a paused leader wakes up deposed), clocks ±250 ms with drift.',
+    voters: 3,
+    workload: 'mixed',
+    network: { lossRate: 0.02 },
+    nemesis: { pauses: true },
+    skewMs: 250,
+    driftPpm: 200,
+  }),
+  coordScenario({
+    name: 'coord-5-chaos',
+    description:
+      '5 voters, 8 clients; lossy network, partitions, crashes, pauses and clogs at once; clocks ±200 ms; snapshot every 10 entries.',
+    voters: 5,
+    workload: 'mixed',
+    clients: 8,
+    snapshotEveryEntries: 10,
+    keepEntries: 0,
+    network: LOSSY,
+    nemesis: { partitions: PARTITION_KINDS, crashes: true, pauses: true, clogs: true, maxDown: 2 },
+    disk: { tornWriteRate: 0.5 },
+    skewMs: 200,
+    driftPpm: 100,
+  }),
+  ...([3, 5] as const).map((v) =>
+    coordScenario({
+      name: `coord-${v}-lease-reads`,
+      description: `${v} voters, 6 clients; leaders answer reads from their lease (half the reads skip the log); the nemesis cuts off and pauses leaders, one-way partitions; clocks ±100 ms with drift.`,
+      voters: v,
+      workload: 'mixed',
+      readOnly: 'leaseBased',
+      cutLeaderAfterQuorumCheck: true,
+      network: { lossRate: 0.02, reorder: true },
+      nemesis: {
+        partitions: ['leader', 'leader', 'one-way', 'isolate'],
+        pauses: true,
+        // Long enough for the rest to elect a successor while the cut-off leader still believes it leads.
+        durationMs: { min: 1_500, max: 4_000 },
+      },
+      skewMs: 100,
+      driftPpm: 200,
+      safetyMs: 10_000,
+    }),
+  ),
+  coordScenario({
+    name: 'coord-5-deposed-leader',
+    description:
+      '5 voters, 6 clients; the leader is cut off just before a check-quorum round, so it believes it leads while the others elect a successor; clients split between them, half the reads through ReadIndex.',
+    voters: 5,
+    workload: 'mixed',
+    network: { lossRate: 0.01 },
+    nemesis: {},
+    cutLeaderAfterQuorumCheck: true,
+    skewMs: 50,
+    safetyMs: 10_000,
+  }),
+  coordScenario({
+    name: 'coord-3-clock-behind',
+    description:
+      '3 voters, 6 clients; clocks up to ±3 s apart (beyond the 1–2 s election timeout) and stepped ±3 s; the nemesis cuts off or crashes the leader, so a new leader often stamps commands behind state-machine time.',
+    voters: 3,
+    workload: 'mixed',
+    network: { lossRate: 0.02 },
+    nemesis: {
+      partitions: ['leader', 'leader', 'isolate'],
+      crashes: true,
+      crashLeader: true,
+      clockJumps: true,
+      maxClockJumpMs: 3_000,
+      maxDown: 1,
+    },
+    skewMs: 3_000,
+    safetyMs: 8_000,
+  }),
+  coordScenario({
+    name: 'coord-5-ttl-clock-behind',
+    description:
+      '5 voters; TTL rounds while the nemesis cuts off or crashes the leader; clocks up to ±2.5 s apart, beyond the election timeout (the TTL bounds widen with the skew).',
+    voters: 5,
+    workload: 'ttl',
+    network: { lossRate: 0.02 },
+    nemesis: { partitions: ['leader', 'leader', 'majority'], crashes: true, crashLeader: true, maxDown: 2 },
+    skewMs: 2_500,
+  }),
+  ...([3, 5] as const).map((v) =>
+    coordScenario({
+      name: `coord-${v}-ttl-skew`,
+      description: `${v} voters; TTL rounds (entries and leases of 1–3 s) under leader changes (partitions, crashes, pauses) with clocks ±200 ms apart.`,
+      voters: v,
+      workload: 'ttl',
+      network: { lossRate: 0.02 },
+      nemesis: { partitions: ['isolate', 'majority'], crashes: true, pauses: true, maxDown: v === 3 ? 1 : 2 },
+      skewMs: 200,
+      driftPpm: 100,
+    }),
+  ),
+];
