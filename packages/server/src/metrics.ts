@@ -39,78 +39,46 @@ export class ServerMetrics {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'parley_process_' });
     const r = [this.registry];
 
-    const term = new Gauge({ name: 'parley_raft_term', help: 'Current Raft term seen by this node.', registers: r });
-    const hasLeader = new Gauge({
-      name: 'parley_raft_has_leader',
-      help: '1 when this node knows a Raft leader, else 0.',
-      registers: r,
-    });
-    const leaderChanges = new Counter({
-      name: 'parley_raft_leader_changes_total',
-      help: 'Times the known Raft leader changed.',
-      registers: r,
-    });
-    const commit = new Histogram({
-      name: 'parley_raft_commit_latency_seconds',
-      help: 'From proposal to commit of a strong command.',
-      buckets: LATENCY_BUCKETS_SECONDS,
-      registers: r,
-    });
-    const applyLag = new Gauge({
-      name: 'parley_raft_apply_lag_entries',
-      help: 'Committed Raft entries not yet applied.',
-      registers: r,
-    });
-    const lockWait = new Histogram({
-      name: 'parley_lock_wait_seconds',
-      help: 'Time an acquire waited in a lock queue, by outcome.',
-      labelNames: ['granted'] as const,
-      buckets: WAIT_BUCKETS_SECONDS,
-      registers: r,
-    });
-    const gossipBytes = new Counter({
-      name: 'parley_gossip_bytes_total',
-      help: 'Gossip bytes by direction.',
-      labelNames: ['direction'] as const,
-      registers: r,
-    });
-    const deltas = new Counter({
-      name: 'parley_deltas_applied_keys_total',
-      help: 'Keys changed by applied remote deltas.',
-      registers: r,
-    });
-    const aeRounds = new Counter({
-      name: 'parley_antientropy_rounds_total',
-      help: 'Completed anti-entropy rounds.',
-      registers: r,
-    });
-    const aeRepairs = new Counter({
-      name: 'parley_antientropy_repaired_entries_total',
-      help: 'Entries repaired by anti-entropy.',
-      registers: r,
-    });
-    const aeBytes = new Counter({
-      name: 'parley_antientropy_bytes_total',
-      help: 'Bytes exchanged by anti-entropy.',
-      registers: r,
-    });
-    const replicationLag = new Gauge({
-      name: 'parley_replication_lag_seconds',
-      help: 'Age of the oldest unseen remote write, as last measured.',
-      registers: r,
-    });
-    const rejections = new Counter({
-      name: 'parley_rejections_total',
-      help: 'Remote updates rejected, by reason (drift: clock too far ahead; decode: malformed bytes).',
-      labelNames: ['reason'] as const,
-      registers: r,
-    });
-    const fsync = new Histogram({
-      name: 'parley_storage_fsync_seconds',
-      help: 'Storage fsync latency.',
-      buckets: LATENCY_BUCKETS_SECONDS,
-      registers: r,
-    });
+    const counter = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Counter<L>({ name, help, labelNames, registers: r });
+    const gauge = (name: string, help: string) => new Gauge({ name, help, registers: r });
+    const histogram = <L extends string = never>(
+      name: string,
+      help: string,
+      buckets: number[],
+      labelNames: readonly L[] = [],
+    ) => new Histogram<L>({ name, help, labelNames, buckets, registers: r });
+
+    const term = gauge('parley_raft_term', 'Current Raft term seen by this node.');
+    const hasLeader = gauge('parley_raft_has_leader', '1 when this node knows a Raft leader, else 0.');
+    const leaderChanges = counter('parley_raft_leader_changes_total', 'Times the known Raft leader changed.');
+    const commit = histogram(
+      'parley_raft_commit_latency_seconds',
+      'From proposal to commit of a strong command.',
+      LATENCY_BUCKETS_SECONDS,
+    );
+    const applyLag = gauge('parley_raft_apply_lag_entries', 'Committed Raft entries not yet applied.');
+    const lockWait = histogram(
+      'parley_lock_wait_seconds',
+      'Time an acquire waited in a lock queue, by outcome.',
+      WAIT_BUCKETS_SECONDS,
+      ['granted'] as const,
+    );
+    const gossipBytes = counter('parley_gossip_bytes_total', 'Gossip bytes by direction.', ['direction'] as const);
+    const deltas = counter('parley_deltas_applied_keys_total', 'Keys changed by applied remote deltas.');
+    const aeRounds = counter('parley_antientropy_rounds_total', 'Completed anti-entropy rounds.');
+    const aeRepairs = counter('parley_antientropy_repaired_entries_total', 'Entries repaired by anti-entropy.');
+    const aeBytes = counter('parley_antientropy_bytes_total', 'Bytes exchanged by anti-entropy.');
+    const replicationLag = gauge(
+      'parley_replication_lag_seconds',
+      'Age of the oldest unseen remote write, as last measured.',
+    );
+    const rejections = counter(
+      'parley_rejections_total',
+      'Remote updates rejected, by reason (drift: clock too far ahead; decode: malformed bytes).',
+      ['reason'] as const,
+    );
+    const fsync = histogram('parley_storage_fsync_seconds', 'Storage fsync latency.', LATENCY_BUCKETS_SECONDS);
 
     const on = <K extends keyof NodeEvents>(type: K, listener: (payload: NodeEvents[K]) => void) =>
       this.unsubscribes.push(events.on(type, listener));
