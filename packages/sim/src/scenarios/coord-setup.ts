@@ -26,6 +26,7 @@ import { between } from '../kernel.js';
 import { Nemesis } from '../nemesis.js';
 import type { Scenario, ScenarioRun } from '../scenario.js';
 import { type Simulation, violation } from '../simulation.js';
+import { appliedRecorder } from './applied-record.js';
 import { checkSnapshotAgreement, checkVoterDurability } from './coord-checks.js';
 import {
   ABSENT,
@@ -88,49 +89,12 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     return h.state === 'down' ? undefined : h.app;
   };
 
-  const onFirstApply = (index: number, command: Command, out: ApplyOutput) => {
-    const who = command.clientId === undefined ? undefined : `${command.clientId}/${command.seq}`;
-    if (who !== undefined && !firstApply.has(who)) firstApply.set(who, index);
-    const op = command.op;
-    const r = out.result;
-    const grant = (resource: string, fence: number, id: string) => {
-      if (grantSeen.has(id)) return; // a retried command answered from the session table
-      grantSeen.add(id);
-      fenceEvents.push({ type: 'grant', resource, fence });
-    };
-    if (op.type === 'lock_acquire' && r.ok && r.value.type === 'lock' && who) {
-      grant(`lock:${op.key}`, r.value.lock.fence, who);
-    }
-    for (const d of out.deliveries) {
+  const onFirstApply = appliedRecorder(
+    { firstApply, fenceEvents, seen: grantSeen, writesAt, versionIndex, deletesAt },
+    () => {
       deliveriesSeen++;
-      if (d.result.ok && d.result.value.type === 'lock') {
-        grant(`lock:${d.result.value.lock.key}`, d.result.value.lock.fence, `${d.clientId}/${d.seq}`);
-      }
-    }
-    if (op.type === 'lease_acquire' && r.ok && r.value.type === 'lease' && who) {
-      grant(`lease:${op.key}`, r.value.lease.epoch, who);
-    }
-    if (op.type === 'lease_write' && who && !grantSeen.has(`w${who}`)) {
-      grantSeen.add(`w${who}`);
-      fenceEvents.push({ type: 'write', resource: `lease:${op.key}`, fence: op.epoch, accepted: r.ok });
-    }
-    if (op.type === 'set' && op.fence && who && !grantSeen.has(`w${who}`)) {
-      grantSeen.add(`w${who}`);
-      fenceEvents.push({ type: 'write', resource: `lock:${op.fence.key}`, fence: op.fence.token, accepted: r.ok });
-    }
-    if (op.type === 'delete' && op.namespace === 'kv' && r.ok && who && firstApply.get(who) === index) {
-      let list = deletesAt.get(op.key);
-      if (list === undefined) deletesAt.set(op.key, (list = []));
-      list.push(index);
-    }
-    if (op.type === 'set' && op.namespace === 'kv' && r.ok && r.value.type === 'entry' && who) {
-      const v = r.value.entry.version;
-      if (!versionIndex.has(v)) {
-        versionIndex.set(v, index);
-        writesAt.set(index, { key: op.key, version: v, who });
-      }
-    }
-  };
+    },
+  );
 
   const onApply = (host: PeerId, index: number, term: number, command: Command, out: ApplyOutput) => {
     const h = hosts.get(host);

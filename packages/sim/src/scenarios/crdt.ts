@@ -19,6 +19,7 @@ import { between } from '../kernel.js';
 import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
 import { type Simulation, violation } from '../simulation.js';
+import { bytesEqual } from './bytes.js';
 import { CrdtReplicaNode } from './crdt-replica.js';
 
 const NAMESPACE = 'sim';
@@ -432,12 +433,6 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
       };
     },
   };
-}
-
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 const LOSSY = { lossRate: 0.15, duplicateRate: 0.1, reorder: true, latency: { minMs: 1, meanMs: 8, maxMs: 120 } };

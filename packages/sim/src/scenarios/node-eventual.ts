@@ -25,6 +25,7 @@ import { between } from '../kernel.js';
 import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
 import { type HostContext, type Simulation, violation } from '../simulation.js';
+import { bytesEqual } from './bytes.js';
 
 const NAMESPACE = 'sim';
 const REGISTER_KEYS = ['k0', 'k1', 'k2', 'k3', 'k4', 'k5'];
@@ -402,12 +403,6 @@ function setup(sim: Simulation, config: NodeEventualConfig): ScenarioRun {
       };
     },
   };
-}
-
-function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 const LOSSY = { lossRate: 0.1, duplicateRate: 0.05, reorder: true, latency: { minMs: 1, meanMs: 8, maxMs: 120 } };
