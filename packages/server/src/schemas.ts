@@ -44,8 +44,10 @@ export const ttlSchema = {
 } as const;
 
 const lockTtlSchema = { type: 'integer', minimum: 1, maximum: MAX_LOCK_TTL_SECONDS } as const;
-const fenceNumber = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as const;
-const epochNumber = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as const;
+const positiveSafeInteger = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as const;
+const fenceNumber = positiveSafeInteger;
+const epochNumber = positiveSafeInteger;
+const consistencySchema = { type: 'string', enum: ['local', 'majority'] } as const;
 const versionSchema = { type: 'string', minLength: 1, maxLength: 256 } as const;
 /** Any JSON value (a value, a lease state, lock metadata). */
 const anyJson = { description: 'Any JSON value.' } as const;
@@ -198,7 +200,7 @@ export const replicatedSetBody = {
   properties: {
     value: anyJson,
     ttl_seconds: ttlSchema,
-    consistency: { type: 'string', enum: ['local', 'majority'] },
+    consistency: consistencySchema,
   },
 } as const;
 
@@ -208,14 +210,14 @@ export const replicatedIncrementBody = {
   properties: {
     by: { type: 'integer', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER },
     ttl_seconds: ttlSchema,
-    consistency: { type: 'string', enum: ['local', 'majority'] },
+    consistency: consistencySchema,
   },
 } as const;
 
 export const replicatedReadQuery = {
   type: 'object',
   additionalProperties: false,
-  properties: { consistency: { type: 'string', enum: ['local', 'majority'] } },
+  properties: { consistency: consistencySchema },
 } as const;
 
 // ------------------------------------------------------------------ responses (documentation)
