@@ -292,3 +292,18 @@ export const commonErrors = {
   503: errorEnvelope,
   504: errorEnvelope,
 } as const;
+
+/** The 200 response of the entry listings (state and replicated). */
+export function entryPageResponse() {
+  return okEnvelope(
+    {
+      type: 'object',
+      properties: {
+        namespace: { type: 'string' },
+        items: { type: 'array', items: entrySchema },
+        next_cursor: { type: 'string', nullable: true },
+      },
+    },
+    'A page of entries (or a text/event-stream with watch=true)',
+  );
+}

@@ -10,6 +10,7 @@ import { sendOk } from '../envelope.js';
 import { HttpError } from '../errors.js';
 import {
   commonErrors,
+  entryPageResponse,
   entrySchema,
   listQuery,
   nsKeyParams,
@@ -137,17 +138,7 @@ export function registerReplicatedRoutes(app: FastifyInstance, deps: RouteDeps):
         params: nsParams,
         querystring: listQuery,
         response: {
-          200: okEnvelope(
-            {
-              type: 'object',
-              properties: {
-                namespace: { type: 'string' },
-                items: { type: 'array', items: entrySchema },
-                next_cursor: { type: 'string', nullable: true },
-              },
-            },
-            'A page of entries (or a text/event-stream with watch=true)',
-          ),
+          200: entryPageResponse(),
           ...commonErrors,
         },
       },

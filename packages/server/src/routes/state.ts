@@ -10,6 +10,7 @@ import { HttpError } from '../errors.js';
 import {
   commonErrors,
   deleteNamespaceQuery,
+  entryPageResponse,
   entrySchema,
   listQuery,
   nsKeyParams,
@@ -150,17 +151,7 @@ export function registerStateRoutes(app: FastifyInstance, { node, ...deps }: Rou
         params: nsParams,
         querystring: listQuery,
         response: {
-          200: okEnvelope(
-            {
-              type: 'object',
-              properties: {
-                namespace: { type: 'string' },
-                items: { type: 'array', items: entrySchema },
-                next_cursor: { type: 'string', nullable: true },
-              },
-            },
-            'A page of entries (or a text/event-stream with watch=true)',
-          ),
+          200: entryPageResponse(),
           ...commonErrors,
         },
       },
