@@ -1,0 +1,3 @@
+import { strykerConfig } from './shared.mjs';
+
+export default strykerConfig('coord');
