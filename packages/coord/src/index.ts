@@ -21,6 +21,14 @@
  * encodeCommand({ nowMs: 0, op: { type: 'expire' } }); // what a leader proposes to drop expired state
  * ```
  */
+
+export type {
+  StrongBackend,
+  StrongCallOptions,
+  StrongChange,
+  StrongNamespaceUsage,
+  StrongWatchFilter,
+} from './backend.js';
 export {
   acquireLease,
   attachLease,

@@ -7,7 +7,15 @@
  * Times are milliseconds since the Unix epoch. Versions are opaque strings.
  * Every failure is a `ParleyError` (from `@parley/interface`) with a stable code.
  */
-import type { CommandResult, Entry as CoordEntry, JsonValue, LeaseView, LockGrant, LockInfo } from '@parley/coord';
+import type {
+  CommandResult,
+  Entry as CoordEntry,
+  JsonValue,
+  LeaseView,
+  LockGrant,
+  LockInfo,
+  StrongChange,
+} from '@parley/coord';
 import type { PeerId, TypedEvents, Unsubscribe } from '@parley/interface';
 import type { NodeEvents } from './context.js';
 
@@ -137,14 +145,8 @@ export interface ClaimResult {
   entry: StrongEntry;
 }
 
-export interface StrongChange {
-  namespace: string;
-  key: string;
-  type: 'set' | 'delete' | 'expire';
-  entry?: StrongEntry;
-  /** Raft log index of the change: resume a watch after it. */
-  revision: number;
-}
+/** A change of a strong entry, numbered by the backend's revision (Raft log index, or etcd revision). */
+export type { StrongChange } from '@parley/coord';
 
 export interface Lease {
   readonly namespace: string;

@@ -4,19 +4,15 @@
  * leader). Both resolve with the coord result's value or reject with its
  * typed error, within the call's time bound.
  */
-import { type Operation, type OpResult, unwrap } from '@parley/coord';
+import { type Operation, type OpResult, type StrongCallOptions, unwrap } from '@parley/coord';
 import { InvalidArgumentError, UnavailableError } from '@parley/interface';
 import type { NodeContext } from '../context.js';
 import type { ResolvedStrongOptions } from './options.js';
 import type { StrongRouter } from './router.js';
 import type { SessionPool } from './sessions.js';
 
-export interface CallOptions {
-  /** Bound of the whole call; default `callTimeoutMs`. */
-  timeoutMs?: number;
-  /** Extra time the leader may hold the call (a blocking lock wait). */
-  waitMs?: number;
-}
+/** Bound of the whole call (default `callTimeoutMs`) and extra time the leader may hold it (a blocking lock wait). */
+export type CallOptions = StrongCallOptions;
 
 export class StrongCalls {
   constructor(

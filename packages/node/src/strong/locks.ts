@@ -1,14 +1,13 @@
 /**
- * `node.locks(ns)`: fenced locks over the Raft group. An acquire with `wait`
- * joins the lock's FIFO queue in the state machine and resolves when granted
+ * `node.locks(ns)`: fenced locks over the node's strong backend. An acquire
+ * with `wait` joins the lock's FIFO queue and resolves when granted
  * (or fails with `lock_held` once the wait ends); the grant's `fence` is a
  * FenceToken that strong writes accept until a newer holder exists.
  */
-import type { LockGrant, LockInfo, Operation, OpResult } from '@parley/coord';
+import type { LockGrant, LockInfo, Operation, OpResult, StrongBackend } from '@parley/coord';
 import { InvalidArgumentError } from '@parley/interface';
 import type { LockAcquireOptions, Locks } from '../api.js';
 import type { NodeContext } from '../context.js';
-import type { StrongCalls } from './calls.js';
 
 function expect<T extends OpResult['type']>(r: OpResult, type: T): Extract<OpResult, { type: T }> {
   if (r.type !== type) throw new InvalidArgumentError(`expected a '${type}' result, got '${r.type}'`);
@@ -18,7 +17,7 @@ function expect<T extends OpResult['type']>(r: OpResult, type: T): Extract<OpRes
 export class LocksImpl implements Locks {
   constructor(
     readonly name: string,
-    private readonly calls: StrongCalls,
+    private readonly calls: StrongBackend,
     private readonly ctx: NodeContext,
   ) {}
 

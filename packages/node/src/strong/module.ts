@@ -14,12 +14,12 @@
  * await strong.close();
  * ```
  */
+import type { StrongBackend, StrongNamespaceUsage } from '@parley/coord';
 import type { Cluster, Locks, NamespaceStatus, StrongNamespace } from '../api.js';
 import type { NodeContext } from '../context.js';
 import { StrongCalls } from './calls.js';
 import { ClusterImpl } from './cluster.js';
-import { LocksImpl } from './locks.js';
-import { StrongNamespaceImpl } from './namespace.js';
+import { strongFaces } from './faces.js';
 import { type ResolvedStrongOptions, resolveStrongOptions, type StrongOptions } from './options.js';
 import { type ReplicaHooks, StrongReplica } from './replica.js';
 import { StrongRouter } from './router.js';
@@ -34,8 +34,10 @@ export interface StrongModule {
   readonly replica: StrongReplica;
   readonly router: StrongRouter;
   readonly options: ResolvedStrongOptions;
+  /** The seam every strong call goes through (kind `'raft'`). */
+  readonly backend: StrongBackend;
   /** Strong namespaces this member holds entries in (empty on a non-member): keys and value bytes. */
-  status(): NamespaceStatus[];
+  status(): Promise<NamespaceStatus[]>;
   /** Stops the Raft driver and fails pending calls (retryable). Idempotent. */
   close(): Promise<void>;
 }
@@ -62,14 +64,12 @@ export async function createStrongModule(
   await replica.start();
   pool.start();
   let closed = false;
-  return {
-    strong: (namespace) => new StrongNamespaceImpl(namespace, calls, watches),
-    locks: (namespace) => new LocksImpl(namespace, calls, ctx),
-    cluster,
-    replica,
-    router,
-    options: resolved,
-    status: () => namespaceStatus(replica),
+  const backend: StrongBackend = {
+    kind: 'raft',
+    write: (op, o) => calls.write(op, o),
+    read: (op, o) => calls.read(op, o),
+    watch: (filter, from, callback) => watches.watch(filter, from, callback),
+    usage: async () => namespaceUsage(replica),
     async close() {
       if (closed) return;
       closed = true;
@@ -79,11 +79,23 @@ export async function createStrongModule(
       replica.stop();
     },
   };
+  const faces = strongFaces(ctx, backend);
+  return {
+    strong: faces.strong,
+    locks: faces.locks,
+    cluster,
+    replica,
+    router,
+    options: resolved,
+    backend,
+    status: faces.status,
+    close: () => backend.close(),
+  };
 }
 
 /** Keys and value bytes per namespace, from this member's state (pages of 1000, at most 20 per namespace). */
-function namespaceStatus(replica: StrongReplica): NamespaceStatus[] {
-  const out: NamespaceStatus[] = [];
+function namespaceUsage(replica: StrongReplica): StrongNamespaceUsage[] {
+  const out: StrongNamespaceUsage[] = [];
   for (const name of [...replica.namespaceNames].sort()) {
     let keys = 0;
     let bytes = 0;
@@ -97,7 +109,7 @@ function namespaceStatus(replica: StrongReplica): NamespaceStatus[] {
       cursor = r.value.nextCursor;
     }
     if (keys === 0) continue;
-    out.push({ name, kind: 'strong', keys, bytes, lastAntiEntropyAt: null });
+    out.push({ name, keys, bytes });
   }
   return out;
 }

@@ -1,9 +1,17 @@
 /**
- * `node.strong(ns)`: a strong namespace over the Raft group. Writes are
- * session commands through the log; reads are linearizable (ReadIndex on the
- * leader); every failure is coord's typed error.
+ * `node.strong(ns)`: a strong namespace over the node's strong backend (the
+ * Raft group, or etcd). Writes apply exactly once; reads are linearizable;
+ * every failure is coord's typed error.
  */
-import { type DocStore, doc, type JsonValue, type LeaseView, type Operation, type OpResult } from '@parley/coord';
+import {
+  type DocStore,
+  doc,
+  type JsonValue,
+  type LeaseView,
+  type Operation,
+  type OpResult,
+  type StrongBackend,
+} from '@parley/coord';
 import { InvalidArgumentError, isParleyError, type Unsubscribe } from '@parley/interface';
 import type {
   ClaimResult,
@@ -18,8 +26,6 @@ import type {
   StrongWriteOptions,
   WatchOptions,
 } from '../api.js';
-import type { StrongCalls } from './calls.js';
-import type { Watches } from './watch.js';
 
 function expect<T extends OpResult['type']>(r: OpResult, type: T): Extract<OpResult, { type: T }> {
   if (r.type !== type) throw new InvalidArgumentError(`expected a '${type}' result, got '${r.type}'`);
@@ -33,8 +39,7 @@ function fenceRef(f: FenceToken): { namespace: string; key: string; token: numbe
 export class StrongNamespaceImpl implements StrongNamespace {
   constructor(
     readonly name: string,
-    private readonly calls: StrongCalls,
-    private readonly watches: Watches,
+    private readonly calls: StrongBackend,
   ) {}
 
   async set(key: string, value: JsonValue, options: StrongWriteOptions = {}): Promise<StrongSetResult> {
@@ -152,7 +157,13 @@ export class StrongNamespaceImpl implements StrongNamespace {
   }
 
   watch(options: WatchOptions & { fromRevision?: number }, callback: (change: StrongChange) => void): Unsubscribe {
-    return this.watches.watch(this.name, options, callback);
+    const from = options.fromRevision;
+    if (from !== undefined && (!Number.isSafeInteger(from) || from < 0)) {
+      throw new InvalidArgumentError('fromRevision must be a non-negative integer');
+    }
+    const filter =
+      options.prefix === undefined ? { namespace: this.name } : { namespace: this.name, prefix: options.prefix };
+    return this.calls.watch(filter, from, callback);
   }
 }
 
@@ -163,7 +174,7 @@ export class StrongLease implements Lease {
   readonly epoch: number;
 
   constructor(
-    private readonly calls: StrongCalls,
+    private readonly calls: StrongBackend,
     view: LeaseView,
     private readonly ttlSeconds: number,
   ) {

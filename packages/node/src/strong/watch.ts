@@ -5,8 +5,8 @@
  * a watcher sees each change once, in revision order, and may resume with
  * `fromRevision`.
  */
-import { InvalidArgumentError, isParleyError, type Unsubscribe } from '@parley/interface';
-import type { StrongChange, WatchOptions } from '../api.js';
+import { isParleyError, type Unsubscribe } from '@parley/interface';
+import type { StrongChange } from '../api.js';
 import type { NodeContext } from '../context.js';
 import { type ChangeFilter, matches } from './changes.js';
 import type { ResolvedStrongOptions } from './options.js';
@@ -36,16 +36,8 @@ export class Watches {
     return st.voters.includes(this.ctx.peerId) || st.learners.includes(this.ctx.peerId);
   }
 
-  watch(
-    namespace: string,
-    options: WatchOptions & { fromRevision?: number },
-    callback: (change: StrongChange) => void,
-  ): Unsubscribe {
-    const from = options.fromRevision;
-    if (from !== undefined && (!Number.isSafeInteger(from) || from < 0)) {
-      throw new InvalidArgumentError('fromRevision must be a non-negative integer');
-    }
-    const filter: ChangeFilter = options.prefix === undefined ? { namespace } : { namespace, prefix: options.prefix };
+  /** Follows the changes matching `filter` after `from` (validated by the caller), or from now on. */
+  watch(filter: ChangeFilter, from: number | undefined, callback: (change: StrongChange) => void): Unsubscribe {
     const stop = this.isMember() ? this.local(filter, from, callback) : this.remote(filter, from, callback);
     this.active.add(stop);
     return () => {

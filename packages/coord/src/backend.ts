@@ -1,0 +1,73 @@
+/**
+ * The seam of a node's strong side: every strong call (`node.strong(ns)`,
+ * `node.locks(ns)`, leases, docs, watches) reduces to a write, a
+ * linearizable read or a watch of coord `Operation`s. The built-in Raft group
+ * implements it, and so does `@parley/etcd` over an etcd v3 cluster; both
+ * answer with the same `OpResult`s and reject with the same typed errors.
+ */
+import type { Entry, Operation, OpResult } from './types.js';
+
+/** One change of a strong entry, numbered by the backend's revision. */
+export interface StrongChange {
+  namespace: string;
+  key: string;
+  type: 'set' | 'delete' | 'expire';
+  entry?: Entry;
+  /**
+   * Strictly increasing per backend (the Raft log index of the change, or
+   * the etcd revision): resume a watch after it with `fromRevision`.
+   */
+  revision: number;
+}
+
+/** Time bounds of one strong call. */
+export interface StrongCallOptions {
+  /** Bound of the whole call, in ms; default: the backend's call timeout. */
+  timeoutMs?: number;
+  /** Extra time the backend may hold the call (a blocking lock wait), in ms. */
+  waitMs?: number;
+}
+
+/** Which changes a strong watch follows. */
+export interface StrongWatchFilter {
+  namespace: string;
+  /** Only keys that start with this. */
+  prefix?: string;
+}
+
+/** Keys and value bytes a backend holds for one strong namespace. */
+export interface StrongNamespaceUsage {
+  name: string;
+  keys: number;
+  bytes: number;
+}
+
+/** Where a node's strong calls go: the built-in Raft group, or etcd (see the file comment). */
+export interface StrongBackend {
+  /** Which implementation answers: `'raft'` (built in) or `'etcd'`. */
+  readonly kind: string;
+  /**
+   * Applies a mutating operation exactly once (retries inside the call
+   * never apply it twice) and resolves with its result, or rejects with its
+   * typed ParleyError (`unavailable`/`timeout` when the backend cannot be
+   * reached within the call's bound; never hangs).
+   */
+  write(op: Operation, options?: StrongCallOptions): Promise<OpResult>;
+  /** A linearizable read (`get`, `list`, `lease_attach`, `lock_inspect`, `lock_list`). */
+  read(op: Operation, options?: StrongCallOptions): Promise<OpResult>;
+  /**
+   * Calls back once per change matching `filter`, in revision order, after
+   * `fromRevision` (replaying kept changes; throws `compacted` when they are
+   * no longer kept) or from now on when it is undefined. Returns the stop
+   * function.
+   */
+  watch(
+    filter: StrongWatchFilter,
+    fromRevision: number | undefined,
+    callback: (change: StrongChange) => void,
+  ): () => void;
+  /** Keys and bytes per namespace (bounded scans; for `node.status()`). */
+  usage(): Promise<StrongNamespaceUsage[]>;
+  /** Stops the backend; pending calls fail with a retryable error. Idempotent. */
+  close(): Promise<void>;
+}

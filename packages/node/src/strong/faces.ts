@@ -1,0 +1,31 @@
+/**
+ * The public faces of a node's strong side over any StrongBackend:
+ * `strong(ns)`, `locks(ns)` and the namespace usage `node.status()` reports.
+ * The built-in Raft module and the etcd backend share them, so every door
+ * (TypeScript, HTTP, CLI, MCP) behaves the same on either.
+ */
+import type { StrongBackend } from '@parley/coord';
+import type { Locks, NamespaceStatus, StrongNamespace } from '../api.js';
+import type { NodeContext } from '../context.js';
+import { LocksImpl } from './locks.js';
+import { StrongNamespaceImpl } from './namespace.js';
+
+export interface StrongFaces {
+  strong(namespace: string): StrongNamespace;
+  locks(namespace: string): Locks;
+  /** Strong namespaces with entries: keys and value bytes. */
+  status(): Promise<NamespaceStatus[]>;
+}
+
+export function strongFaces(ctx: NodeContext, backend: StrongBackend): StrongFaces {
+  return {
+    strong: (namespace) => new StrongNamespaceImpl(namespace, backend),
+    locks: (namespace) => new LocksImpl(namespace, backend, ctx),
+    async status() {
+      const usage = await backend.usage();
+      return usage
+        .filter((u) => u.keys > 0)
+        .map((u) => ({ name: u.name, kind: 'strong' as const, keys: u.keys, bytes: u.bytes, lastAntiEntropyAt: null }));
+    },
+  };
+}
