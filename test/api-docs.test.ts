@@ -10,7 +10,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './http-harness.js';
 
-const PACKAGES = ['interface', 'crdt', 'raft', 'coord', 'storage', 'net', 'node', 'server', 'mcp'];
+const PACKAGES = ['interface', 'crdt', 'raft', 'coord', 'etcd', 'storage', 'net', 'node', 'server', 'mcp'];
 const baseline = JSON.parse(readFileSync(join(ROOT, 'test/api-docs.baseline.json'), 'utf8')) as Record<
   string,
   string[]

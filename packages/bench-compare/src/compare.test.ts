@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { ETCD_MISSING, findEtcd } from '@parley/etcd';
 import { describe, expect, it } from 'vitest';
-import { ETCD_MISSING, findEtcd } from './etcd-cluster.js';
 import { parseOptions } from './options.js';
 import { atLeast, atMost, atMostAnchor, compareRow, formatCompareTable, markdownTable } from './rows.js';
 import { formatSpread, spread } from './stats.js';

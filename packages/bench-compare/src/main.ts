@@ -14,9 +14,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ETCD_MISSING, EtcdCluster, findEtcd } from '@parley/etcd';
 import { Etcd3 } from 'etcd3';
 import { etcdAdapter } from './etcd-adapter.js';
-import { ETCD_MISSING, EtcdCluster, findEtcd } from './etcd-cluster.js';
 import { antiEntropyAnchors, localRates } from './eventual.js';
 import { parseOptions } from './options.js';
 import { ParleyCluster } from './parley-cluster.js';

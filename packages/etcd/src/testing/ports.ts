@@ -1,6 +1,6 @@
-/** A free TCP port on 127.0.0.1 (bound and released). */
 import { createServer } from 'node:net';
 
+/** A free TCP port on 127.0.0.1 (bound and released). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();

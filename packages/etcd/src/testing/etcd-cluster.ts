@@ -1,5 +1,5 @@
 /**
- * Three etcd members on 127.0.0.1, each with its own data dir under `root`,
+ * etcd members (three by default) on 127.0.0.1, each with its own data dir under `root`,
  * fsync on (etcd's default; --unsafe-no-fsync is not passed), election
  * timeout 1000 ms and heartbeat 100 ms, on free ports. Members can be killed
  * with SIGKILL and restarted on their data dir.
@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { freePort } from './ports.js';
 
+/** What a test or benchmark that needs etcd prints when the binary is missing. */
 export const ETCD_MISSING =
-  'etcd was not found on PATH (bench:compare starts a 3-member etcd cluster as its anchor).\n' +
+  'etcd was not found on PATH (Parley starts a 3-member etcd cluster on loopback for this).\n' +
   'Install it first, e.g. as root: apt-get install etcd-server  (Debian/Ubuntu; etcd 3.4 or later),\n' +
   'or pass --etcd /path/to/etcd.';
 
@@ -29,16 +30,28 @@ interface Member {
   proc?: ChildProcess;
 }
 
+/** Options of `EtcdCluster.start`. */
+export interface EtcdClusterOptions {
+  /** Members (default 3). */
+  members?: number;
+  /** `--initial-cluster-token` (default 'parley'). */
+  token?: string;
+}
+
+/** etcd members on loopback, started, killed (SIGKILL) and restarted by a test or benchmark. */
 export class EtcdCluster {
   private constructor(
     private readonly bin: string,
     readonly members: Member[],
     private readonly initialCluster: string,
+    private readonly token: string,
   ) {}
 
-  static async start(bin: string, root: string): Promise<EtcdCluster> {
+  /** Starts the members with data dirs under `root` and waits until a write succeeds. */
+  static async start(bin: string, root: string, options: EtcdClusterOptions = {}): Promise<EtcdCluster> {
+    const count = options.members ?? 3;
     const members: Member[] = [];
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < count; i++) {
       members.push({
         name: `e${i}`,
         dataDir: join(root, `etcd${i}`),
@@ -46,12 +59,14 @@ export class EtcdCluster {
         peerUrl: `http://127.0.0.1:${await freePort()}`,
       });
     }
-    const c = new EtcdCluster(bin, members, members.map((m) => `${m.name}=${m.peerUrl}`).join(','));
-    for (let i = 0; i < 3; i++) c.spawn(i);
+    const initial = members.map((m) => `${m.name}=${m.peerUrl}`).join(',');
+    const c = new EtcdCluster(bin, members, initial, options.token ?? 'parley');
+    for (let i = 0; i < count; i++) c.spawn(i);
     await c.waitHealthy(30_000);
     return c;
   }
 
+  /** Client URLs of all members. */
   get endpoints(): string[] {
     return this.members.map((m) => m.clientUrl);
   }
@@ -78,7 +93,7 @@ export class EtcdCluster {
         '--initial-cluster-state',
         'new',
         '--initial-cluster-token',
-        'parley-bench',
+        this.token,
         '--election-timeout',
         '1000',
         '--heartbeat-interval',
@@ -112,7 +127,7 @@ export class EtcdCluster {
 
   /** Index of the member that is leader, or -1. */
   async leaderIndex(): Promise<number> {
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < this.members.length; i++) {
       const m = this.members[i] as Member;
       if (!m.proc || m.proc.exitCode !== null || m.proc.signalCode) continue;
       const c = new Etcd3({ hosts: m.clientUrl, dialTimeout: 1_000 });
@@ -128,6 +143,7 @@ export class EtcdCluster {
     return -1;
   }
 
+  /** SIGKILLs member i (no-op when it is not running). */
   async kill(i: number): Promise<void> {
     const p = this.members[i]?.proc;
     if (!p || p.exitCode !== null || p.signalCode) return;
@@ -136,11 +152,13 @@ export class EtcdCluster {
     await exited;
   }
 
+  /** Restarts member i on its data dir and waits until the cluster takes writes. */
   async restart(i: number): Promise<void> {
     this.spawn(i);
     await this.waitHealthy(30_000);
   }
 
+  /** Kills every member (data dirs are the caller's to remove). */
   async close(): Promise<void> {
     await Promise.all(this.members.map((_, i) => this.kill(i)));
   }
