@@ -90,7 +90,9 @@ describe('bench:compare pure parts', () => {
   });
 
   it('parses options and rejects bad ones', () => {
-    expect(parseOptions([]).reps).toBe(3);
+    expect(parseOptions([])).toMatchObject({ reps: 3, trials: 20, nodes: 20 });
+    expect(parseOptions(['--nodes', '7']).nodes).toBe(7);
+    expect(() => parseOptions(['--nodes', '1'])).toThrow(/--nodes/);
     const o = parseOptions(['--only', 'cas,locks', '--trials', '20', '--reps', '5']);
     expect([...o.only]).toEqual(['cas', 'locks']);
     expect(o.trials).toBe(20);

@@ -5,9 +5,9 @@
  * docs/bench/compare-<date>.json and the SVG charts docs/bench/compare-*.svg.
  *
  * Options: --only strong,writes,cas,locks,claims,failover,eventual
- *          --reps N (default 3)   --trials N (failover trials per side, default 6)
+ *          --reps N (default 3)   --trials N (failover trials per side, default 20)
  *          --seconds S (each rate workload, default 3)   --writes N (default 200)
- *          --peers N (eventual propagation nodes, default 5)   --etcd PATH   --out DIR
+ *          --nodes N (eventual propagation nodes, writer included, default 20)   --etcd PATH   --out DIR
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,6 +33,7 @@ import {
 import { quantile, spread } from './stats.js';
 import { cdfChart, timelineChart } from './svg.js';
 import { runStrongTask, type StrongTask, type StrongTaskResult } from './workloads.js';
+import { PROPAGATION_UPDATES, YJS_TOPOLOGY, yjsPropagation } from './yjs-propagation.js';
 
 const opts = parseOptions(process.argv.slice(2));
 const repoRoot = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
@@ -76,7 +77,7 @@ const steps =
   (strongWork.includes('locks') ? 2 * opts.reps : 0) +
   (strongWork.includes('claims') ? opts.reps : 0) +
   (strongWork.includes('failover') ? 2 * opts.trials : 0) +
-  (has('eventual') ? opts.reps + 2 : 0);
+  (has('eventual') ? opts.reps + 3 : 0);
 const progress = new Progress(Math.max(1, steps));
 
 function rate(r: StrongTaskResult): number {
@@ -361,7 +362,7 @@ async function eventualSide(): Promise<void> {
   const code = await new Promise<number | null>((resolveExit, reject) => {
     const child = spawn(
       process.execPath,
-      [program, '--side', 'eventual', '--json', json, '--peers', String(opts.peers), '--only', 'gossip,ae'],
+      [program, '--side', 'eventual', '--json', json, '--peers', String(opts.nodes - 1), '--only', 'gossip,ae'],
       { stdio: ['ignore', 'ignore', 'inherit'] },
     );
     child.once('error', reject);
@@ -369,6 +370,40 @@ async function eventualSide(): Promise<void> {
   });
   if (code !== 0) throw new Error(`@parley/node's eventual benchmark exited with ${code}`);
   const results = JSON.parse(readFileSync(json, 'utf8')) as CompareRow[];
+  progress.step(`Parley propagation (${opts.nodes} nodes) and anti-entropy (@parley/node bench)`);
+
+  // The anchor of propagation: the same workload on Yjs over y-protocols, same node count.
+  const y = await yjsPropagation(opts.nodes);
+  extra.yjs_propagation = { nodes: y.nodes, links: y.edges, missing: y.missing, bytesOut: y.bytesOut };
+  progress.step(`Yjs propagation over y-protocols (${opts.nodes} nodes)`);
+  const yjsAnchor = `Yjs + y-protocols sync over TCP (${YJS_TOPOLOGY})`;
+  for (const r of results) {
+    const q = r.name.startsWith('gossip set→watch p50') ? 0.5 : r.name.startsWith('gossip set→watch p99') ? 0.99 : 0;
+    if (q > 0) {
+      rows.push(
+        compareRow({
+          name: `propagation set→observe p${q * 100}, ${opts.nodes} nodes, 100 updates/s`,
+          unit: 'ms',
+          better: 'lower',
+          value: spread([r.value]),
+          anchor: yjsAnchor,
+          anchorValue: spread([quantile(y.latenciesMs, q)]),
+        }),
+      );
+    }
+    if (r.name.startsWith('gossip deliveries missing')) {
+      rows.push(
+        compareRow({
+          name: `propagation deliveries missing 2 s after the last set (of ${PROPAGATION_UPDATES * (opts.nodes - 1)})`,
+          unit: 'count',
+          better: 'lower',
+          value: spread([r.value]),
+          anchor: yjsAnchor,
+          anchorValue: spread([y.missing]),
+        }),
+      );
+    }
+  }
   for (const r of results) {
     rows.push({ ...r, name: `${r.name} [@parley/node bench]`, better: r.unit.includes('/s') ? 'higher' : 'lower' });
     if (r.name.startsWith('anti-entropy bytes, 1%')) {
@@ -392,7 +427,6 @@ async function eventualSide(): Promise<void> {
       );
     }
   }
-  progress.step('eventual propagation and anti-entropy (@parley/node bench)');
 }
 
 function writeSvg(name: string, svg: string): void {

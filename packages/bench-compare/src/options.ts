@@ -9,7 +9,8 @@ export interface CompareOptions {
   trials: number;
   seconds: number;
   writes: number;
-  peers: number;
+  /** Nodes of the propagation run, the writer included. */
+  nodes: number;
   etcd?: string;
   out?: string;
 }
@@ -18,10 +19,10 @@ export function parseOptions(argv: readonly string[]): CompareOptions {
   const o: CompareOptions = {
     only: new Set(['strong', 'eventual']),
     reps: 3,
-    trials: 6,
+    trials: 20,
     seconds: 3,
     writes: 200,
-    peers: 5,
+    nodes: 20,
   };
   const num = (flag: string, v: string | undefined, min: number, max: number): number => {
     const n = Number(v);
@@ -58,8 +59,8 @@ export function parseOptions(argv: readonly string[]): CompareOptions {
         o.writes = num(a, v, 10, 10_000);
         i++;
         break;
-      case '--peers':
-        o.peers = num(a, v, 2, 20);
+      case '--nodes':
+        o.nodes = num(a, v, 2, 40);
         i++;
         break;
       case '--etcd':
