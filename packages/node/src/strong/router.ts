@@ -7,6 +7,14 @@
  * deadline, so the caller sees one call; a write is the same session command
  * each time, answered once by coord's session table.
  *
+ * A forwarded attempt does not wait out its whole `attemptTimeoutMs` on a
+ * leader that is gone: when this member's Raft view names a new leader, every
+ * attempt in flight to another peer fails at once with `not_leader` and that
+ * hint, and the call re-sends the same session command there at once (an
+ * attempt whose connection closes already fails with `unavailable`, by the
+ * transport's contract). Between attempts the call backs off at most two
+ * ticks, so a new leader is found soon after it is elected.
+ *
  * The leader side of the protocol is here too (`serve`): a write is proposed
  * and answered once applied, a read goes through ReadIndex, membership
  * changes through Raft's conf entries.
@@ -46,13 +54,23 @@ const NETWORK_MARGIN_MS = 250;
 /** Leader hints followed in a row before backing off. */
 const MAX_HOPS = 4;
 
+/** One forwarded attempt in flight: where it went, and how to fail it early. */
+interface Attempt {
+  target: PeerId;
+  abort(err: unknown): void;
+}
+
 export class StrongRouter {
   private hint: PeerId | undefined;
   private rotation = 0;
   private closed = false;
   private readonly timers = new Set<Cancel>();
+  private readonly attempts = new Set<Attempt>();
+  private readonly offs: Array<() => void> = [];
   /** Attempts re-sent after a retryable failure (observability). */
   retries = 0;
+  /** Attempts failed early because this member learned of another leader (observability). */
+  abandoned = 0;
 
   constructor(
     private readonly ctx: NodeContext,
@@ -65,14 +83,43 @@ export class StrongRouter {
       const req = decodeRequest(bytes);
       return encodeAnswer(await this.serve(req));
     });
+    this.offs.push(
+      this.ctx.events.on('raft:term', ({ leader }) => {
+        if (leader !== null) this.learnedLeader(leader);
+      }),
+    );
+  }
+
+  /**
+   * This member's Raft view names `leader`: attempts in flight to any other
+   * peer will not be answered by a leader, so they fail now with its hint.
+   */
+  private learnedLeader(leader: PeerId): void {
+    this.abandon(
+      (a) => a.target !== leader,
+      () => new NotLeaderError(leader),
+    );
+  }
+
+  private abandon(which: (a: Attempt) => boolean, err: () => unknown): void {
+    for (const a of [...this.attempts]) {
+      if (!which(a)) continue;
+      this.abandoned++;
+      a.abort(err());
+    }
   }
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.ctx.transport.unhandle(STRONG_PROTOCOL);
+    for (const off of this.offs.splice(0)) off();
     for (const t of this.timers) t();
     this.timers.clear();
+    this.abandon(
+      () => true,
+      () => new ClosedError('strong module'),
+    );
   }
 
   /** The members this node knows of: its Raft membership, or the configured voters. */
@@ -156,6 +203,30 @@ export class StrongRouter {
     return others[this.rotation++ % others.length];
   }
 
+  /** Sends one attempt to `target`; fails early if this member learns of another leader. */
+  private forward(target: PeerId, payload: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
+    return new Promise((resolve, reject) => {
+      const attempt: Attempt = {
+        target,
+        abort: (err) => {
+          this.attempts.delete(attempt);
+          reject(err);
+        },
+      };
+      this.attempts.add(attempt);
+      this.ctx.transport.request(target, STRONG_PROTOCOL, payload, { timeoutMs }).then(
+        (bytes) => {
+          this.attempts.delete(attempt);
+          resolve(bytes);
+        },
+        (err: unknown) => {
+          this.attempts.delete(attempt);
+          reject(err);
+        },
+      );
+    });
+  }
+
   /**
    * Sends `body` to the leader until it answers or `deadlineMs` (this node's
    * clock) passes. `attemptCapMs` bounds one attempt before it is re-sent.
@@ -182,11 +253,10 @@ export class StrongRouter {
           return await this.serve({ ...body, timeoutMs: attemptMs } as StrongRequest);
         }
         const waitMs = Math.max(1, attemptMs - NETWORK_MARGIN_MS);
-        const bytes = await this.ctx.transport.request(
+        const bytes = await this.forward(
           target,
-          STRONG_PROTOCOL,
           encodeRequest({ ...body, timeoutMs: waitMs } as StrongRequest),
-          { timeoutMs: attemptMs },
+          attemptMs,
         );
         return decodeAnswer(body.kind, bytes);
       } catch (err) {
@@ -204,7 +274,7 @@ export class StrongRouter {
         hops = 0;
         const jitter = this.ctx.random.int(Math.max(1, backoffMs));
         await this.sleep(Math.min(backoffMs + jitter, Math.max(1, deadlineMs - this.ctx.clock.nowMs())));
-        backoffMs = Math.min(backoffMs * 2, 4 * this.options.tickMs);
+        backoffMs = Math.min(backoffMs * 2, 2 * this.options.tickMs);
       }
     }
   }
