@@ -47,10 +47,15 @@ export class ParleyCluster {
     return this.voters.filter((p): p is PeerProcess => p !== undefined && !p.exited);
   }
 
+  /**
+   * Starts voter `i`; a restart listens on the port it had (as etcd's members
+   * do), so peers and the client reach it at the address they know.
+   */
   async startVoter(i: number): Promise<void> {
+    const port = this.voters[i]?.addresses.map((a) => /\/tcp\/(\d+)/.exec(a)?.[1]).find((p) => p !== undefined);
     this.voters[i] = await PeerProcess.start({
       dataDir: this.dirs[i] as string,
-      listen: ['/ip4/127.0.0.1/tcp/0'],
+      listen: [`/ip4/127.0.0.1/tcp/${port ?? 0}`],
       bootstrap: this.live().flatMap((p) => p.addresses),
       psk: this.psk,
       raft: { ...PARLEY_RAFT, voters: this.voterIds },
