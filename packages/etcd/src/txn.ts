@@ -1,0 +1,225 @@
+/**
+ * Every call Parley makes to etcd goes through here: bounded by the call's
+ * deadline (a gRPC deadline and a timer of our own, so nothing hangs),
+ * retried on transient failures (no leader, leader changed, connection lost,
+ * a member down) until that deadline, and mapped to ParleyErrors:
+ * `timeout` when the deadline passes, `unavailable` when etcd refuses for
+ * good, `closed` after close().
+ *
+ * Transactions may be resent (by this loop and by the etcd3 client's own
+ * retry policy) because a write carries a request id: the transaction
+ * creates `<prefix>/x/<id>` (with the write's result) only if it does not
+ * exist yet, and its failure branch reads it back. A resend of a transaction
+ * that was applied before the connection dropped therefore fails its
+ * compares and returns the first result (`replayed`) instead of applying
+ * twice. Request records live on a short cleanup lease (cleanup.ts).
+ */
+import type { JsonValue } from '@parley/coord/json';
+import {
+  type Clock,
+  ClosedError,
+  isParleyError,
+  ParleyError,
+  type Random,
+  type Scheduler,
+  StorageCorruptError,
+  TimeoutError,
+  UnauthorizedError,
+  UnavailableError,
+} from '@parley/interface';
+import type {
+  Etcd3,
+  ICompare,
+  IKeyValue,
+  IRangeRequest,
+  IRangeResponse,
+  IRequestOp,
+  IResponseOp,
+  ITxnResponse,
+} from 'etcd3';
+import type { KeyLayout } from './keys.js';
+import { decodeRequestRecord, encodeRequestRecord } from './record.js';
+
+/** The absolute deadline of one Parley call, on the backend's clock. */
+export interface CallBound {
+  deadlineMs: number;
+}
+
+/** One transaction: compares, what to do when they hold, what to read when they do not. */
+export interface TxnSpec {
+  compares: ICompare[];
+  success: IRequestOp[];
+  /** Reads (usually of the compared keys) to decide again from when a compare fails. */
+  failure?: IRequestOp[];
+  /**
+   * Exactly-once: the request id (from `newRequestId`), its cleanup lease and
+   * the result to remember. The record is created in the same transaction.
+   */
+  request?: { id: string; leaseId: string; result: JsonValue };
+}
+
+export interface TxnOutcome {
+  succeeded: boolean;
+  /** The revision the transaction ran at (the mod_revision of what it wrote, when it succeeded). */
+  revision: number;
+  /** Responses of `success` or `failure` (the request record's own op left out). */
+  responses: IResponseOp[];
+  /** The request id was already applied: its first result and the revision it was written at. */
+  replayed?: { result: JsonValue; revision: number };
+}
+
+/** Longest pause between two attempts of one call. */
+const MAX_BACKOFF_MS = 500;
+const FIRST_BACKOFF_MS = 20;
+
+const TRANSIENT =
+  /leader|timed out|too many requests|stopped|unavailable|connect|ECONNREFUSED|ECONNRESET|circuit|cancel|closed the stream|not capable|GOAWAY|RST_STREAM|No connection/i;
+
+/** Maps an etcd3 / gRPC failure to a ParleyError; `transient` ones may be retried within the call. */
+export function mapEtcdError(err: unknown): { error: ParleyError; transient: boolean } {
+  if (err instanceof ParleyError) return { error: err, transient: false };
+  const name = err instanceof Error ? err.constructor.name : '';
+  const message = err instanceof Error ? err.message : String(err);
+  if (name === 'ClientClosedError') return { error: new ClosedError('etcd client'), transient: false };
+  if (/compacted/i.test(message)) {
+    return { error: new ParleyError('compacted', `etcd: ${message}`, { index: 0, firstIndex: 0 }), transient: false };
+  }
+  if (/request is too large|message larger than max/i.test(message)) {
+    return {
+      error: new ParleyError('value_too_large', `etcd refused the request as too large: ${message}`, {}),
+      transient: false,
+    };
+  }
+  if (/permission denied|authenticat|invalid auth token/i.test(message) || /Auth|Permission/.test(name)) {
+    return { error: new UnauthorizedError(`etcd: ${message}`), transient: false };
+  }
+  if (/DeadlineExceeded/.test(name) || TRANSIENT.test(message) || /Unavailable|Cancelled|Internal/.test(name)) {
+    return { error: new UnavailableError(`etcd: ${message}`, { backend: 'etcd' }), transient: true };
+  }
+  return { error: new UnavailableError(`etcd: ${message}`, { backend: 'etcd' }), transient: false };
+}
+
+/** The etcd calls of one backend: ranges and transactions, bounded, retried and mapped (see the file comment). */
+export class EtcdCalls {
+  private closed = false;
+  /** Attempts re-sent after a transient failure (observability, tests). */
+  retries = 0;
+
+  constructor(
+    readonly client: Etcd3,
+    readonly keys: KeyLayout,
+    readonly clock: Clock,
+    readonly scheduler: Scheduler,
+    private readonly random: Random,
+  ) {}
+
+  close(): void {
+    this.closed = true;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** A fresh request id: 128 random bits, after the (cluster-unique) id of its cleanup lease. */
+  newRequestId(leaseId: string): string {
+    let id = `${BigInt(leaseId).toString(36)}-`;
+    for (let i = 0; i < 4; i++) id += this.random.nextU32().toString(16).padStart(8, '0');
+    return id;
+  }
+
+  /**
+   * Runs `fn` with gRPC call options bounded by the call, retrying transient
+   * failures with backoff until the deadline. Never outlives the deadline.
+   */
+  async run<T>(what: string, bound: CallBound, fn: (options: { deadline: Date }) => Promise<T>): Promise<T> {
+    let backoffMs = FIRST_BACKOFF_MS;
+    let last: ParleyError | undefined;
+    for (let _attempt = 0; ; _attempt++) {
+      if (this.closed) throw new ClosedError('etcd backend');
+      const remainingMs = bound.deadlineMs - this.clock.nowMs();
+      if (remainingMs <= 0) {
+        throw new TimeoutError(`etcd ${what}: no answer within the call's bound`, {
+          backend: 'etcd',
+          lastError: last?.message ?? null,
+        });
+      }
+      try {
+        return await this.bounded(remainingMs, fn({ deadline: new Date(Date.now() + remainingMs) }), what);
+      } catch (err) {
+        if (isParleyError(err, 'timeout')) throw err;
+        const mapped = mapEtcdError(err);
+        if (!mapped.transient || this.closed) throw mapped.error;
+        last = mapped.error;
+      }
+      this.retries++;
+      const pause = Math.min(backoffMs, Math.max(0, bound.deadlineMs - this.clock.nowMs()));
+      backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
+      await new Promise<void>((r) => this.scheduler.after(pause, r));
+    }
+  }
+
+  private bounded<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const cancel = this.scheduler.after(ms, () =>
+        reject(new TimeoutError(`etcd ${what}: no answer within ${Math.round(ms)} ms`, { backend: 'etcd' })),
+      );
+      p.then(
+        (v) => {
+          cancel();
+          resolve(v);
+        },
+        (e) => {
+          cancel();
+          reject(e);
+        },
+      );
+    });
+  }
+
+  /** A linearizable range read. */
+  range(req: IRangeRequest, bound: CallBound): Promise<IRangeResponse> {
+    return this.run('range', bound, (o) => this.client.kv.range(req, o));
+  }
+
+  /** One key's current key-value, or undefined. */
+  async get(key: Buffer, bound: CallBound): Promise<IKeyValue | undefined> {
+    return (await this.range({ key }, bound)).kvs[0];
+  }
+
+  /** Runs one transaction (see TxnSpec); resent on transient failures, applied at most once when it carries a request id. */
+  async txn(spec: TxnSpec, bound: CallBound): Promise<TxnOutcome> {
+    const compares = [...spec.compares];
+    const success = [...spec.success];
+    const failure = [...(spec.failure ?? [])];
+    let requestKey: Buffer | undefined;
+    if (spec.request) {
+      requestKey = this.keys.request(spec.request.id);
+      compares.unshift({ key: requestKey, target: 'Create', result: 'Equal', create_revision: 0 });
+      success.push({
+        request_put: { key: requestKey, value: encodeRequestRecord(spec.request.result), lease: spec.request.leaseId },
+      });
+      failure.push({ request_range: { key: requestKey } });
+    }
+    const res: ITxnResponse = await this.run('txn', bound, (o) =>
+      this.client.kv.txn({ compare: compares, success, failure }, o),
+    );
+    const revision = Number(res.header.revision);
+    const responses = [...res.responses];
+    if (requestKey === undefined) return { succeeded: res.succeeded, revision, responses };
+    const own = responses.pop();
+    if (!res.succeeded) {
+      const kv = own?.response_range?.kvs?.[0];
+      if (kv) {
+        let result: JsonValue;
+        try {
+          result = decodeRequestRecord(kv.value);
+        } catch (err) {
+          throw new StorageCorruptError('etcd', `request record ${spec.request?.id}: ${(err as Error).message}`);
+        }
+        return { succeeded: false, revision, responses, replayed: { result, revision: Number(kv.mod_revision) } };
+      }
+    }
+    return { succeeded: res.succeeded, revision, responses };
+  }
+}
