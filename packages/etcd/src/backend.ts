@@ -50,9 +50,12 @@ import {
 import { Etcd3 } from 'etcd3';
 import { CleanupLeases } from './cleanup.js';
 import type { EtcdContext, FenceCheck, OpCall, OpHandler } from './context.js';
+import { claimEntry, deleteEntry, getEntry, setEntry } from './entries.js';
 import { DEFAULT_PREFIX, KeyLayout } from './keys.js';
+import { deleteNamespace, listEntries, namespaceUsage } from './list.js';
 import { RECORD_OVERHEAD_BYTES } from './record.js';
 import { EtcdCalls } from './txn.js';
+import { EtcdWatches } from './watch.js';
 
 export interface EtcdBackendOptions {
   /** Client URLs of the etcd members, e.g. `['http://127.0.0.1:2379']`. */
@@ -113,7 +116,7 @@ export class EtcdBackend implements StrongBackend {
   readonly context: EtcdContext;
   private readonly clock: Clock;
   private readonly callTimeoutMs: number;
-  private readonly stops = new Set<() => void>();
+  private readonly watches: EtcdWatches;
   private closed = false;
 
   constructor(options: EtcdBackendOptions) {
@@ -158,6 +161,7 @@ export class EtcdBackend implements StrongBackend {
       maxRecordBytes: this.limits.maxValueBytes + RECORD_OVERHEAD_BYTES,
       checkFence,
     };
+    this.watches = new EtcdWatches(this.context, options.logger ?? { warn: () => {} });
   }
 
   private call(o: StrongCallOptions = {}): OpCall {
@@ -201,28 +205,41 @@ export class EtcdBackend implements StrongBackend {
       case 'lock_inspect':
       case 'lock_list':
         return lockOperation(ctx, op, call);
+      case 'set':
+        return setEntry(ctx, op, call);
+      case 'get':
+        return getEntry(ctx, op, call);
+      case 'delete':
+        return deleteEntry(ctx, op, call);
+      case 'claim':
+        return claimEntry(ctx, op, call);
+      case 'list':
+        return listEntries(ctx, op, call);
+      case 'delete_namespace':
+        return deleteNamespace(ctx, op, call);
       default:
-        return notYetOnEtcd('entry')(ctx, op, call);
+        return Promise.reject(new InvalidArgumentError(`'${op.type}' is not an operation of the etcd backend`));
     }
   }
 
   watch(
-    _filter: StrongWatchFilter,
-    _fromRevision: number | undefined,
-    _callback: (change: StrongChange) => void,
+    filter: StrongWatchFilter,
+    fromRevision: number | undefined,
+    callback: (change: StrongChange) => void,
   ): () => void {
-    throw new UnavailableError('strong watch is not yet implemented on etcd', { backend: 'etcd' });
+    if (this.closed) throw new UnavailableError('the etcd backend is closed', { backend: 'etcd' });
+    return this.watches.watch(filter, fromRevision, callback);
   }
 
-  async usage(): Promise<StrongNamespaceUsage[]> {
-    return [];
+  usage(): Promise<StrongNamespaceUsage[]> {
+    if (this.closed) return Promise.reject(new UnavailableError('the etcd backend is closed', { backend: 'etcd' }));
+    return namespaceUsage(this.context, this.call());
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const stop of [...this.stops]) stop();
-    this.stops.clear();
+    this.watches.close();
     this.calls.close();
     this.client.close();
   }

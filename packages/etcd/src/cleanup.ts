@@ -57,16 +57,9 @@ export class CleanupLeases {
     return lease;
   }
 
-  /** Forgets a lease etcd no longer knows (a put failed with "requested lease not found"). */
-  forget(leaseId: string): void {
-    for (const [end, b] of this.buckets) {
-      void b.lease.then(
-        (id) => {
-          if (id === leaseId && this.buckets.get(end) === b) this.buckets.delete(end);
-        },
-        () => {},
-      );
-    }
+  /** Forgets every cached lease (a put failed with "requested lease not found": etcd lost or expired one). */
+  forgetAll(): void {
+    this.buckets.clear();
   }
 
   private prune(now: number): void {
