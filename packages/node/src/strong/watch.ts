@@ -47,19 +47,16 @@ export class Watches {
   }
 
   private local(filter: ChangeFilter, from: number | undefined, callback: (c: StrongChange) => void): () => void {
-    let last = from ?? this.replica.appliedThrough;
+    // Several changes may share a revision (a deleteNamespace removes many keys in one
+    // command): each change reaches the feed once, so only the resume point filters.
+    const floor = from ?? this.replica.appliedThrough;
     const deliver = (c: StrongChange) => {
-      if (c.revision <= last || !matches(filter, c)) return;
-      last = c.revision;
+      if (c.revision <= floor || !matches(filter, c)) return;
       callback(c);
     };
     // Replay what is kept after `from` (throws `compacted` when it is no longer kept), then follow.
     if (from !== undefined) {
-      for (;;) {
-        const page = this.replica.changes.since(last, filter, MAX_CHANGES_PER_PAGE);
-        for (const c of page) deliver(c);
-        if (page.length < MAX_CHANGES_PER_PAGE) break;
-      }
+      for (const c of this.replica.changes.since(floor, filter, Number.MAX_SAFE_INTEGER)) deliver(c);
     }
     return this.replica.changes.subscribe(deliver);
   }

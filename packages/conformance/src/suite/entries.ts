@@ -1,0 +1,118 @@
+/** Entries: set, get, CAS, create-only, delete, claims and docs. */
+import { KeyAlreadyExistsError, VersionMismatchError } from '@parley/interface';
+import { describe, expect, it } from 'vitest';
+import type { BackendUnderTest } from '../backends.js';
+import { code } from './support.js';
+
+export function entriesSuite(b: BackendUnderTest): void {
+  describe('entries', () => {
+    it('set, get, CAS, create-only, delete and list', async () => {
+      const jobs = (await b.node()).strong('jobs');
+      const created = await jobs.set('cfg', { pct: 25 }, { ttl: 600 });
+      expect(created.operation).toBe('created');
+      expect(created.entry).toMatchObject({ namespace: 'jobs', key: 'cfg', value: { pct: 25 }, ttlSeconds: 600 });
+      expect((await jobs.get('cfg'))?.version).toBe(created.entry.version);
+
+      const updated = await jobs.set('cfg', { pct: 50 }, { ifVersion: created.entry.version });
+      expect(updated.operation).toBe('updated');
+      expect(updated.entry.version).not.toBe(created.entry.version);
+      await expect(jobs.set('cfg', { pct: 75 }, { ifVersion: created.entry.version })).rejects.toBeInstanceOf(
+        VersionMismatchError,
+      );
+      expect((await jobs.get('cfg'))?.value).toEqual({ pct: 50 });
+
+      await expect(jobs.set('cfg', 1, { ifNotExists: true })).rejects.toBeInstanceOf(KeyAlreadyExistsError);
+      await jobs.set('other', 2, { ifNotExists: true });
+      const page = await jobs.list({ sortBy: 'key' });
+      expect(page.items.map((e) => e.key)).toEqual(['cfg', 'other']);
+      expect(page.nextCursor).toBeNull();
+
+      expect(await jobs.delete('other')).toBe(true);
+      expect(await jobs.delete('other')).toBe(false);
+      expect(await jobs.get('other')).toBeUndefined();
+    });
+
+    it('every write returns a fresh version; times and TTL follow the entry', async () => {
+      const ns = (await b.node()).strong('fresh');
+      const a = await ns.set('k', 1);
+      expect(a.entry.ttlSeconds).toBe(3600);
+      expect(a.entry.kind).toBe('value');
+      expect(a.entry.expiresAt - a.entry.updatedAt).toBe(3_600_000);
+      expect(a.entry.createdAt).toBe(a.entry.updatedAt);
+      const b2 = await ns.set('k', 1);
+      expect(b2.operation).toBe('updated');
+      expect(b2.entry.version).not.toBe(a.entry.version);
+      expect(b2.entry.createdAt).toBe(a.entry.createdAt);
+      expect(b2.entry.updatedAt).toBeGreaterThanOrEqual(a.entry.updatedAt);
+      // A deleted and recreated key gets a version it never had.
+      await ns.delete('k');
+      const c = await ns.set('k', 1);
+      expect(c.operation).toBe('created');
+      expect([a.entry.version, b2.entry.version]).not.toContain(c.entry.version);
+      // Versions are opaque strings a client hands back, never parsed.
+      expect(typeof c.entry.version).toBe('string');
+      expect(c.entry.version.length).toBeGreaterThan(0);
+    });
+
+    it('conditional deletes and writes on an absent key', async () => {
+      const ns = (await b.node()).strong('cond');
+      const { entry } = await ns.set('k', 'v');
+      await expect(ns.delete('k', { ifVersion: `${entry.version}x` })).rejects.toSatisfy(code('version_mismatch'));
+      expect((await ns.get('k'))?.value).toBe('v');
+      expect(await ns.delete('k', { ifVersion: entry.version })).toBe(true);
+      await expect(ns.delete('k', { ifVersion: entry.version })).rejects.toSatisfy(code('version_mismatch'));
+      await expect(ns.set('k', 'w', { ifVersion: entry.version })).rejects.toSatisfy(code('version_mismatch'));
+      expect(await ns.get('k')).toBeUndefined();
+      await expect(ns.set('k', 1, { ifVersion: entry.version, ifNotExists: true })).rejects.toSatisfy(
+        code('invalid_argument'),
+      );
+    });
+
+    it('the version mismatch names both versions', async () => {
+      const ns = (await b.node()).strong('vm');
+      const first = await ns.set('k', 1);
+      const second = await ns.set('k', 2);
+      const err = await ns.set('k', 3, { ifVersion: first.entry.version }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(VersionMismatchError);
+      expect((err as Error).message).toContain(first.entry.version);
+      expect((err as Error).message).toContain(second.entry.version);
+    });
+
+    it('claims have one winner and tell losers the winner', async () => {
+      const ns = (await b.node()).strong('dispatch');
+      const [a, c] = await Promise.all([ns.claim('etl', { run: 'a' }), ns.claim('etl', { run: 'b' })]);
+      const winners = [a, c].filter((r) => r.won);
+      expect(winners).toHaveLength(1);
+      const loser = a.won ? c : a;
+      expect(loser.value).toEqual(winners[0]?.value);
+      expect(loser.version).toBe(winners[0]?.version);
+      expect(winners[0]?.entry.kind).toBe('claim');
+      // A claim on a key already set loses to the value there.
+      await ns.set('taken', 'first');
+      const late = await ns.claim('taken', 'second');
+      expect(late).toMatchObject({ won: false, value: 'first' });
+    });
+
+    it('doc(key).update is an atomic read-modify-write under concurrency', async () => {
+      const ns = (await b.node()).strong('metrics');
+      const d = ns.doc<{ runs: number }>('daily');
+      await Promise.all(
+        Array.from({ length: 8 }, () => d.update((c) => ({ runs: c.runs + 1 }), { create: { runs: 0 } })),
+      );
+      expect((await ns.get('daily'))?.value).toEqual({ runs: 8 });
+      const entry = await d.update((c) => ({ runs: c.runs * 10 }));
+      expect(entry.value).toEqual({ runs: 80 });
+      await expect(ns.doc<{ runs: number }>('absent').update((c) => c)).rejects.toSatisfy(code('key_not_found'));
+    });
+
+    it('namespaces are apart', async () => {
+      const node = await b.node();
+      await node.strong('a').set('k', 'in a');
+      expect(await node.strong('b').get('k')).toBeUndefined();
+      await node.strong('b').set('k', 'in b');
+      expect((await node.strong('a').get('k'))?.value).toBe('in a');
+      expect((await node.strong('a').deleteNamespace({ confirm: true })).deleted_count).toBe(1);
+      expect((await node.strong('b').get('k'))?.value).toBe('in b');
+    });
+  });
+}
