@@ -27,6 +27,19 @@ export interface CoordScenarioConfig {
    * election timeout while the others elect a successor; clients split between the two.
    */
   cutLeaderAfterQuorumCheck?: boolean;
+  /**
+   * Pause the leader just before a check-quorum round and cut it off; once a successor has
+   * committed writes, resume it still cut off and route half the clients to it
+   * (./coord-stale-leader.ts): a deposed leader that believes it leads receives reads.
+   */
+  staleLeaderReads?: boolean;
+  /**
+   * Script Figure 8 of the Raft paper once per run (./figure8-director.ts) under the client
+   * load: the leader's first step-1 entry is a coord `set` without a session.
+   */
+  figure8?: boolean;
+  /** Largest batch of entries per append message (1: one entry per message). Default: Raft's. */
+  maxSizePerMsgBytes?: number;
   /** How leaders confirm reads that skip the log: ReadIndex (`safe`, default) or the lease. */
   readOnly?: 'safe' | 'leaseBased';
   /** Voters' clock offsets are drawn in ±skewMs (constant), plus ±driftPpm. */
@@ -81,6 +94,11 @@ export interface Client {
   versions: Map<string, string>;
   leases: Map<string, number>;
   locks: Map<string, number>;
+  /**
+   * Pinned to a deposed leader (`coord-5-stale-reads`): issues only reads that skip the log,
+   * and routes them to `target` while it claims to lead, without asking around.
+   */
+  pinned?: boolean;
 }
 
 /** Records the outcome of a call in the `model` history (see ./coord-setup.ts). */

@@ -35,6 +35,8 @@ export interface CoordHostOptions {
   onRestore?(host: PeerId, index: number): void;
   /** How the leader confirms a read: a heartbeat round (`safe`, ReadIndex) or its lease. Default `safe`. */
   readOnly?: 'safe' | 'leaseBased';
+  /** Largest batch of entries per append message (1: one entry per message). Default: Raft's. */
+  maxSizePerMsgBytes?: number;
   /** Called for every read answered through `read` (`lease`: its read point came from the lease). */
   onReadServed?(host: PeerId, lease: boolean): void;
 }
@@ -88,6 +90,7 @@ export class CoordHost {
         maxSnapshotChunkBytes: options.maxSnapshotChunkBytes,
         maxInflightMsgs: 64,
         readOnly: options.readOnly ?? 'safe',
+        ...(options.maxSizePerMsgBytes === undefined ? {} : { maxSizePerMsgBytes: options.maxSizePerMsgBytes }),
       },
       onReadState: (rs) => this.onReadState(rs),
       storage: this.storage,

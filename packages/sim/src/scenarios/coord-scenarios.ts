@@ -86,6 +86,31 @@ export const COORD_SCENARIOS: readonly Scenario[] = [
     safetyMs: 10_000,
   }),
   coordScenario({
+    name: 'coord-5-figure8',
+    description:
+      "5 voters, 6 clients, one entry per append; Figure 8 of the Raft paper scripted under the client load (partitions around three leader changes): a leader that commits an earlier term's entry by counting replicas lets it be overwritten.",
+    voters: 5,
+    workload: 'mixed',
+    maxSizePerMsgBytes: 1,
+    snapshotEveryEntries: 1_000,
+    nemesis: {},
+    figure8: true,
+    skewMs: 50,
+    safetyMs: 15_000,
+  }),
+  coordScenario({
+    name: 'coord-5-stale-reads',
+    description:
+      '5 voters, 6 clients; the leader is paused just before a check-quorum round and cut off; once a successor has committed writes it resumes, still cut off, believing it leads, and half the clients read there (ReadIndex).',
+    voters: 5,
+    workload: 'mixed',
+    network: { lossRate: 0.01 },
+    nemesis: {},
+    staleLeaderReads: true,
+    skewMs: 50,
+    safetyMs: 10_000,
+  }),
+  coordScenario({
     name: 'coord-3-clock-behind',
     description:
       '3 voters, 6 clients; clocks up to ±3 s apart (beyond the 1–2 s election timeout) and stepped ±3 s; the nemesis cuts off or crashes the leader, so a new leader often stamps commands behind state-machine time.',

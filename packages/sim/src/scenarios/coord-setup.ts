@@ -39,7 +39,9 @@ import {
   VERSION_KEY,
 } from './coord-config.js';
 import { CoordHost } from './coord-host.js';
+import { staleLeaderDirector } from './coord-stale-leader.js';
 import { mixedWorkload, ttlWorkload } from './coord-workload.js';
+import { figure8Director } from './figure8-director.js';
 import { highestTermLeader, raftClusterView, raftGroupConverged } from './raft-group.js';
 import { RaftGuardWatch } from './raft-guards.js';
 
@@ -141,9 +143,11 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
             if (running) snapshotsInstalled++;
           },
           readOnly: config.readOnly ?? 'safe',
-          onReadServed: (_host, lease) => {
+          ...(config.maxSizePerMsgBytes === undefined ? {} : { maxSizePerMsgBytes: config.maxSizePerMsgBytes }),
+          onReadServed: (host, lease) => {
             readsServed++;
             if (lease) leaseReadsServed++;
+            if (deposed(host)) readsServedDeposed++;
           },
         });
         hosts.set(id, host);
@@ -169,6 +173,16 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
   let readsViaIndex = 0;
   let readsServed = 0;
   let leaseReadsServed = 0;
+  /** Reads answered by a member that believed it led while another led a later term. */
+  let readsServedDeposed = 0;
+  const deposed = (id: PeerId): boolean => {
+    const t = app(id)?.driver.status();
+    if (t?.state !== 'leader') return false;
+    return voters.some((v) => {
+      const o = app(v)?.driver.status();
+      return o?.state === 'leader' && o.term > t.term;
+    });
+  };
   let retries = 0;
   let gaveUp = 0;
 
@@ -176,7 +190,8 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     const cur = c.target === undefined ? undefined : app(c.target);
     // Now and then a client asks around even though its host still claims to lead: clients
     // split between a deposed leader that does not know it yet and its successor.
-    if (cur?.isLeader() && rng.int(3) !== 0) return c.target;
+    const pinned = c.pinned === true && c.call?.viaRead === true;
+    if (cur?.isLeader() && (pinned || rng.int(3) !== 0)) return c.target;
     // Ask a random live voter who leads (what a redirect would tell the client).
     const live = voters.filter((v) => app(v) !== undefined && sim.host(v).state === 'up');
     if (live.length === 0) return undefined;
@@ -315,7 +330,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     const rec = recorders[model];
     rec.invoke(c.name, f, input, key);
     // Half the reads skip the log: ReadIndex (or the lease, with leaseBased reads) and the state machine.
-    const viaRead = (op.type === 'get' || op.type === 'lock_inspect') && rng.int(2) === 0;
+    const viaRead = (op.type === 'get' || op.type === 'lock_inspect') && (c.pinned === true || rng.int(2) === 0);
     if (viaRead) readsViaIndex++;
     start(
       c,
@@ -444,6 +459,28 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     });
   }
 
+  const figure8 = config.figure8
+    ? figure8Director({
+        sim,
+        ids: voters,
+        app,
+        proposeOld: (l) =>
+          l.propose({ op: { type: 'set', namespace: 'figure8', key: 'k', value: 'old-term entry' } }) !== undefined,
+        settled: (l) => l.driver.node.raft.committedEntryInCurrentTerm(),
+        // Under client load: at an instant when every voter holds the leader's whole log, so
+        // that L2's no-op lands at the index of the step-1 entry.
+        ready: (l) => {
+          const r = l.driver.node.raft;
+          const last = r.log.lastIndex();
+          return r.log.committed === last && voters.every((v) => v === l.ctx.id || r.progress.get(v)?.match === last);
+        },
+      })
+    : undefined;
+
+  const staleLeader = config.staleLeaderReads
+    ? staleLeaderDirector({ sim, voters, app, clients, isRunning: () => running })
+    : undefined;
+
   const nemesis = new Nemesis(sim, voters, {
     ...config.nemesis,
     leader: () => highestTermLeader(voters, app)?.ctx.id,
@@ -475,6 +512,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     quiesce() {
       running = false;
       nemesis.stop();
+      figure8?.stop();
       // Calls still in flight stay open in the histories (indeterminate).
     },
     converged() {
@@ -533,7 +571,16 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
         readsServed,
         'guard.leaseReadsServed': leaseReadsServed,
         'guard.deposedLeaderStillLeads': overlaps.size,
+        readsServedDeposed,
         leaderCuts,
+        ...(figure8 === undefined ? {} : { figure8Reached: figure8.reached }),
+        ...(staleLeader === undefined
+          ? {}
+          : {
+              staleLeaderPauses: staleLeader.pauses,
+              staleLeaderWindows: staleLeader.staleWindows,
+              staleLeaderClientsRedirected: staleLeader.clientsRedirected,
+            }),
       };
     },
   };

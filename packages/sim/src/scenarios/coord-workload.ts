@@ -47,18 +47,17 @@ export function mixedWorkload(deps: MixedWorkloadDeps): (c: Client) => void {
   const pick = <T>(xs: readonly T[]): T => xs[rng.int(xs.length)] as T;
   let valueCounter = 0;
 
-  return function mixedOp(c: Client): void {
+  function mixedOp(c: Client): void {
+    if (c.pinned) {
+      readOp(c);
+      return;
+    }
     const roll = rng.int(100);
     const value = ++valueCounter;
     if (roll < 35) {
       const key = pick(ENTRY_KEYS);
       const kind = rng.int(6);
       const seen = c.versions.get(key);
-      const entryOk = (r: CommandResult & { ok: true }): HistoryValue => {
-        const e = (r.value as { entry: Entry }).entry;
-        c.versions.set(key, e.version);
-        return { value: e.value as HistoryValue, version: e.version };
-      };
       const setOk = (r: CommandResult & { ok: true }): HistoryValue => {
         const e = (r.value as { entry: Entry }).entry;
         c.versions.set(key, e.version);
@@ -72,19 +71,7 @@ export function mixedWorkload(deps: MixedWorkloadDeps): (c: Client) => void {
         }
       };
       if (kind === 0) {
-        record(
-          'entry',
-          c,
-          'get',
-          key,
-          null,
-          { type: 'get', namespace: 'kv', key },
-          entryOk,
-          { key_not_found: 'key_not_found' },
-          (r) => {
-            if (!r.ok) c.versions.delete(key);
-          },
-        );
+        entryGet(c, key);
       } else if (kind === 1 || (kind === 2 && seen === undefined)) {
         record('entry', c, 'set', key, { value }, { type: 'set', namespace: 'kv', key, value }, setOk, {}, ackSet);
       } else if (kind === 2 && seen !== undefined) {
@@ -144,20 +131,7 @@ export function mixedWorkload(deps: MixedWorkloadDeps): (c: Client) => void {
       return;
     }
     if (roll < 40) {
-      const ck = pick(CLAIM_KEYS);
-      record(
-        'entry',
-        c,
-        'get',
-        ck,
-        null,
-        { type: 'get', namespace: 'kv', key: ck },
-        (r) => {
-          const e = (r.value as { entry: Entry }).entry;
-          return { value: e.value as HistoryValue, version: e.version };
-        },
-        { key_not_found: 'key_not_found' },
-      );
+      claimGet(c, pick(CLAIM_KEYS));
       return;
     }
     if (roll < 70) {
@@ -223,19 +197,7 @@ export function mixedWorkload(deps: MixedWorkloadDeps): (c: Client) => void {
           },
         );
       } else {
-        record(
-          'lease',
-          c,
-          'get',
-          key,
-          null,
-          { type: 'get', namespace: 'lease', key },
-          (r): HistoryValue => {
-            const doc = (r.value as { entry: Entry }).entry.value as unknown as LeaseDocument;
-            return doc.holder === null ? { holder: null } : { holder: doc.holder, epoch: doc.epoch };
-          },
-          { key_not_found: ABSENT },
-        );
+        leaseGet(c, key);
       }
       return;
     }
@@ -314,21 +276,88 @@ export function mixedWorkload(deps: MixedWorkloadDeps): (c: Client) => void {
         () => c.locks.delete(key),
       );
     } else {
-      record(
-        'lock',
-        c,
-        'get',
-        key,
-        null,
-        { type: 'lock_inspect', namespace: 'lock', key },
-        (r) => {
-          const holder = (r.value as { lock: { holder: { owner: string; fence: number } | null } }).lock.holder;
-          return holder === null ? null : { owner: holder.owner, fence: holder.fence };
-        },
-        {},
-      );
+      lockInspect(c, key);
     }
-  };
+  }
+
+  function entryGet(c: Client, key: string): void {
+    record(
+      'entry',
+      c,
+      'get',
+      key,
+      null,
+      { type: 'get', namespace: 'kv', key },
+      (r) => {
+        const e = (r.value as { entry: Entry }).entry;
+        c.versions.set(key, e.version);
+        return { value: e.value as HistoryValue, version: e.version };
+      },
+      { key_not_found: 'key_not_found' },
+      (r) => {
+        if (!r.ok) c.versions.delete(key);
+      },
+    );
+  }
+
+  function claimGet(c: Client, key: string): void {
+    record(
+      'entry',
+      c,
+      'get',
+      key,
+      null,
+      { type: 'get', namespace: 'kv', key },
+      (r) => {
+        const e = (r.value as { entry: Entry }).entry;
+        return { value: e.value as HistoryValue, version: e.version };
+      },
+      { key_not_found: 'key_not_found' },
+    );
+  }
+
+  function leaseGet(c: Client, key: string): void {
+    record(
+      'lease',
+      c,
+      'get',
+      key,
+      null,
+      { type: 'get', namespace: 'lease', key },
+      (r): HistoryValue => {
+        const doc = (r.value as { entry: Entry }).entry.value as unknown as LeaseDocument;
+        return doc.holder === null ? { holder: null } : { holder: doc.holder, epoch: doc.epoch };
+      },
+      { key_not_found: ABSENT },
+    );
+  }
+
+  function lockInspect(c: Client, key: string): void {
+    record(
+      'lock',
+      c,
+      'get',
+      key,
+      null,
+      { type: 'lock_inspect', namespace: 'lock', key },
+      (r) => {
+        const holder = (r.value as { lock: { holder: { owner: string; fence: number } | null } }).lock.holder;
+        return holder === null ? null : { owner: holder.owner, fence: holder.fence };
+      },
+      {},
+    );
+  }
+
+  /** A pinned client's step: one read of any kind, on any key. */
+  function readOp(c: Client): void {
+    const kind = rng.int(4);
+    if (kind === 0) entryGet(c, pick(ENTRY_KEYS));
+    else if (kind === 1) claimGet(c, pick(CLAIM_KEYS));
+    else if (kind === 2) leaseGet(c, pick(LEASE_KEYS));
+    else lockInspect(c, pick(LOCK_KEYS));
+  }
+
+  return mixedOp;
 }
 
 export interface TtlWorkloadDeps {

@@ -18,8 +18,10 @@ describe('coord-* CI sweep', () => {
       'coord-3-ttl-skew',
       'coord-5-chaos',
       'coord-5-deposed-leader',
+      'coord-5-figure8',
       'coord-5-lease-reads',
       'coord-5-partition',
+      'coord-5-stale-reads',
       'coord-5-ttl-clock-behind',
       'coord-5-ttl-skew',
     ]);
@@ -36,6 +38,14 @@ describe('coord-* CI sweep', () => {
     // Reads skip the log through ReadIndex everywhere, and through the lease in the lease scenarios.
     for (const s of perScenario.filter((x) => !x.scenario.includes('ttl')))
       expect(s.metrics.readsServed).toBeGreaterThan(0);
+    // The scripted Figure 8 reaches its last step, so the §5.4.2 guard is exercised in coord-*;
+    // the deposed leader of coord-5-stale-reads resumes believing it leads, after its successor committed.
+    const figure8 = perScenario.find((s) => s.scenario === 'coord-5-figure8');
+    expect(figure8?.metrics.figure8Reached).toBe(CI_SEEDS);
+    expect(figure8?.metrics['guard.oldTermCommitByCount']).toBeGreaterThan(0);
+    expect(perScenario.find((s) => s.scenario === 'coord-5-stale-reads')?.metrics.staleLeaderWindows).toBeGreaterThan(
+      0,
+    );
     for (const s of perScenario.filter((x) => x.scenario.includes('lease-reads'))) {
       expect(s.metrics['guard.leaseReadsServed']).toBeGreaterThan(0);
     }

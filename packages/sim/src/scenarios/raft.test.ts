@@ -24,6 +24,7 @@ describe('raft-* CI sweep', () => {
         'raft-3-snapshot',
         'raft-5-chaos',
         'raft-5-figure8',
+        'raft-5-figure8-random',
         'raft-5-leader-churn',
       ]),
     );
@@ -39,5 +40,9 @@ describe('raft-* CI sweep', () => {
     expect(perScenario.find((s) => s.scenario === 'raft-5-figure8')?.metrics.figure8Reached).toBe(CI_SEEDS);
     // Some run reached the state the §5.4.2 commit rule guards.
     expect(perScenario.reduce((n, s) => n + (s.metrics['guard.oldTermCommitByCount'] ?? 0), 0)).toBeGreaterThan(0);
+    // ...and the leader-reactive nemesis reaches it without a script.
+    expect(
+      perScenario.find((s) => s.scenario === 'raft-5-figure8-random')?.metrics['guard.oldTermCommitByCount'],
+    ).toBeGreaterThan(0);
   });
 });

@@ -21,6 +21,7 @@ import { between } from '../kernel.js';
 import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
 import { type Simulation, violation } from '../simulation.js';
+import { LeaderReactiveNemesis, type LeaderReactiveOptions } from './leader-reactive-nemesis.js';
 import { PersistProbe } from './persist-probe.js';
 import { highestTermLeader, raftClusterView, raftGroupConverged } from './raft-group.js';
 import { RaftGuardWatch } from './raft-guards.js';
@@ -37,6 +38,8 @@ export interface RaftScenarioConfig {
     latency?: { minMs: number; meanMs: number; maxMs: number };
   };
   nemesis: NemesisOptions;
+  /** Cuts off leaders at the moments they are elected or commit (./leader-reactive-nemesis.ts). */
+  reactive?: LeaderReactiveOptions;
   /** Two spare hosts join as learners, get promoted, and voters get removed while faults are on. */
   membership?: boolean;
   /** Snapshot cadence (entries) and chunk size: small values force chunked InstallSnapshot. */
@@ -205,6 +208,7 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
     leader: () => leader()?.ctx.id,
   }).start();
   if (config.network) sim.network.configure(config.network);
+  const reactive = config.reactive ? new LeaderReactiveNemesis(sim, ids, app, config.reactive).start() : undefined;
 
   // Membership changes while the faults run: learners join, get promoted, voters leave.
   if (config.membership) {
@@ -256,6 +260,7 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
     quiesce() {
       running = false;
       nemesis.stop();
+      reactive?.stop();
     },
     converged() {
       const l = leader();
@@ -310,6 +315,7 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
         'guard.installSnapshot': snapshotsInstalled,
         repliesWithWriteInFlight: ids.reduce((n, id) => n + (app(id)?.probe?.repliesWithWriteInFlight ?? 0), 0),
         crashesOnReply,
+        ...(reactive === undefined ? {} : { reactiveCuts: reactive.stats.cuts }),
       };
     },
   };
@@ -386,6 +392,17 @@ export const RAFT_SCENARIOS: readonly Scenario[] = [
       durationMs: { min: 200, max: 2_500 },
     },
     safetyMs: 8_000,
+  }),
+  raftScenario({
+    name: 'raft-5-figure8-random',
+    description:
+      '5 voters, one entry per append; a leader-reactive nemesis: by coins drawn from the seed, a member is cut off the moment it becomes leader (35%), and a leader, alone or with its closest follower, the moment one of its entries reaches a quorum (80%), reconnecting the rest; histories like Figure 8 of the Raft paper, unscripted.',
+    voters: 5,
+    maxSizePerMsgBytes: 1,
+    network: { lossRate: 0.01 },
+    nemesis: {},
+    reactive: { cutNewLeader: 0.35, cutOnQuorum: 0.8, durationMs: { min: 1_500, max: 4_000 } },
+    safetyMs: 30_000,
   }),
   raftScenario({
     name: 'raft-3-slow-disk',
