@@ -1,10 +1,11 @@
 /** Entries: set, get, CAS, create-only, delete, claims and docs. */
 import { KeyAlreadyExistsError, VersionMismatchError } from '@parley/interface';
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { BackendUnderTest } from '../backends.js';
-import { code } from './support.js';
+import { code, gate } from './support.js';
 
 export function entriesSuite(b: BackendUnderTest): void {
+  const it = gate(b);
   describe('entries', () => {
     it('set, get, CAS, create-only, delete and list', async () => {
       const jobs = (await b.node()).strong('jobs');

@@ -37,6 +37,9 @@ function lazy(make: () => BackendUnderTest): BackendUnderTest {
     get kind() {
       return get().kind;
     },
+    get gaps() {
+      return get().gaps;
+    },
     node: (o) => get().node(o),
     nodeOptions: (o) => get().nodeOptions(o),
     serveArgs: () => get().serveArgs(),

@@ -1,9 +1,10 @@
 /** Leases: epochs, renew, fenced state writes, cooperative writes, release, attach. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { BackendUnderTest } from '../backends.js';
-import { code } from './support.js';
+import { code, gate } from './support.js';
 
 export function leasesSuite(b: BackendUnderTest): void {
+  const it = gate(b);
   describe('leases', () => {
     it('epoch, renew, fenced state writes, release, attach', async () => {
       const ns = (await b.node()).strong('state');

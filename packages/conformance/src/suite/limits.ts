@@ -1,9 +1,10 @@
 /** Bad input and limits: typed errors with stable codes, and nothing written. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { BackendUnderTest } from '../backends.js';
-import { code } from './support.js';
+import { code, gate } from './support.js';
 
 export function limitsSuite(b: BackendUnderTest): void {
+  const it = gate(b);
   describe('errors and limits', () => {
     it('typed errors for bad input, nothing written', async () => {
       const ns = (await b.node()).strong('bad');

@@ -1,11 +1,12 @@
 /** `list` (q, filter, sort, cursor pages) and `deleteNamespace` (confirm, pattern). */
 import type { JsonValue } from '@parley/node';
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { BackendUnderTest } from '../backends.js';
 import { JumpClock } from '../clock.js';
-import { code } from './support.js';
+import { code, gate } from './support.js';
 
 export function listSuite(b: BackendUnderTest): void {
+  const it = gate(b);
   describe('list and deleteNamespace', () => {
     it('q matches keys (any case); filter walks the value; sort and order', async () => {
       // Each write a few ms after the last, so created_at and updated_at never tie.

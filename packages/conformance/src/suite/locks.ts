@@ -1,10 +1,11 @@
 /** Locks: fences, FIFO blocking waits, renew, release, inspect, fenced writes. */
 import { FenceStaleError } from '@parley/interface';
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { BackendUnderTest } from '../backends.js';
-import { code, until } from './support.js';
+import { code, gate, until } from './support.js';
 
 export function locksSuite(b: BackendUnderTest): void {
+  const it = gate(b);
   describe('locks', () => {
     it('FIFO blocking waits, renew, release, inspect, fenced writes', async () => {
       const node = await b.node();

@@ -3,11 +3,10 @@
  * locks and leases run out without the test waiting. Expired means absent for
  * every read and conditional write, before any cleanup runs.
  */
-import type { ParleyNode } from '@parley/node';
-import { describe, expect, it } from 'vitest';
-import type { BackendUnderTest } from '../backends.js';
+import { describe, expect } from 'vitest';
+import type { BackendUnderTest, StrongNode } from '../backends.js';
 import { JumpClock } from '../clock.js';
-import { code } from './support.js';
+import { code, gate } from './support.js';
 
 /** Below coord's `maxTimeStepMs` (5 s): the most one command moves the built-in's time. */
 const STEP_MS = 4_000;
@@ -18,7 +17,7 @@ const STEP_MS = 4_000;
  * see docs/guarantees.md), with a write after each step, as the leader's
  * periodic `expire` would do.
  */
-async function passTime(node: ParleyNode, clock: JumpClock, ms: number): Promise<void> {
+async function passTime(node: StrongNode, clock: JumpClock, ms: number): Promise<void> {
   for (let left = ms; left > 0; left -= STEP_MS) {
     clock.advance(Math.min(STEP_MS, left));
     await node.strong('conformance-clock').set('tick', clock.nowMs());
@@ -26,6 +25,7 @@ async function passTime(node: ParleyNode, clock: JumpClock, ms: number): Promise
 }
 
 export function ttlSuite(b: BackendUnderTest): void {
+  const it = gate(b);
   describe('TTL', () => {
     it('an expired entry is absent to get, list, CAS and create-only', async () => {
       const clock = new JumpClock();

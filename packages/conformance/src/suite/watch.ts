@@ -1,10 +1,11 @@
 /** Watch: changes in revision order, prefix filters, resuming after a revision. */
 import type { StrongChange } from '@parley/node';
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { BackendUnderTest } from '../backends.js';
-import { until } from './support.js';
+import { gate, until } from './support.js';
 
 export function watchSuite(b: BackendUnderTest): void {
+  const it = gate(b);
   describe('watch', () => {
     it('reports changes with increasing revisions and resumes after a revision', async () => {
       const ns = (await b.node()).strong('w');
