@@ -1,7 +1,8 @@
 import { InvalidArgumentError, NamespaceFullError, ValueTooLargeError } from '@parley/interface';
+import { CollectedFloors, collectableAt } from './collected.js';
 import { DotContext, subtractRanges } from './context.js';
 import { lowerBound, type OriginIndex, settle } from './dot-index.js';
-import { HLC_ZERO, HybridLogicalClock } from './hlc.js';
+import { compareHlc, HLC_ZERO, type Hlc, HybridLogicalClock } from './hlc.js';
 import { isWellFormed, normalizeJson, utf8Length, wellFormedUtf8Length } from './json.js';
 import {
   entryOf,
@@ -122,6 +123,7 @@ export class NamespaceReplica {
   private localSeq = 0;
   private tombstoneCount = 0;
   private driftRejections = 0;
+  private readonly collected: CollectedFloors;
 
   constructor(options: NamespaceReplicaOptions) {
     if (typeof options.namespace !== 'string' || !isWellFormed(options.namespace)) {
@@ -149,6 +151,7 @@ export class NamespaceReplica {
       );
     }
     this.checkTtl(this.defaultTtlSeconds);
+    this.collected = new CollectedFloors(this.tombstoneGraceMs, this.clock.maxClockDriftMs);
   }
 
   // ---- local operations ----
@@ -214,7 +217,7 @@ export class NamespaceReplica {
       const delta: CounterState = { ...current, shares: own };
       return this.applyLocal(key, next, current, delta);
     }
-    const base = current === undefined ? HLC_ZERO : latestStampOf(current);
+    const base = this.incarnationBase(key, current, nowMs);
     const next: CounterState = {
       type: 'counter',
       key,
@@ -314,7 +317,18 @@ export class NamespaceReplica {
         continue;
       }
       if (this.seenAll(incoming)) continue;
-      const current = this.states.get(incoming.key);
+      let current = this.states.get(incoming.key);
+      if (current !== undefined && collectableAt(current, nowMs, this.tombstoneGraceMs)) {
+        // Collect it now, as gc(nowMs) would: whether a replica's gc has run yet
+        // must not decide what an incoming state joins (INTERNALS §4).
+        this.collect(incoming.key, current);
+        current = undefined;
+      }
+      if (current === undefined && collectableAt(incoming, nowMs, this.tombstoneGraceMs)) {
+        this.collected.note(incoming.key, incoming);
+        this.observe(incoming, nowMs); // collected on arrival: only its dots are kept
+        continue;
+      }
       const next = current === undefined ? incoming : joinKeyStates(current, incoming);
       if (next !== current) {
         this.install(incoming.key, next, current);
@@ -403,13 +417,14 @@ export class NamespaceReplica {
         });
       }
     }
+    this.collected.prune(nowMs);
     let removed = 0;
     for (const [key, state] of this.states) {
       if (nowMs < expiresAtOf(state)) continue;
-      const old = maxWallOf(state) + this.tombstoneGraceMs <= nowMs;
+      const old = collectableAt(state, nowMs, this.tombstoneGraceMs);
       const everywhere = acked?.every((c) => seenBy(c, state)) === true;
       if (old || everywhere) {
-        this.uninstall(key, state);
+        this.collect(key, state);
         removed++;
       }
     }
@@ -425,6 +440,7 @@ export class NamespaceReplica {
       driftRejections: this.driftRejections,
       contextOrigins: origins,
       contextRanges: ranges,
+      collectedKeys: this.collected.size,
     };
   }
 
@@ -521,6 +537,25 @@ export class NamespaceReplica {
     this.liveDots++;
     this.ctx.add(node, seq);
     if (!holdsDot(prev, node, seq)) this.indexDot(node, seq, key);
+  }
+
+  /**
+   * The base of a counter incarnation started on a key that is not live here:
+   * the latest stamp of the state it replaces, or of a state of the key this
+   * replica collected (whichever is later), else the zero stamp. Replicas that
+   * start from the same state (held or collected) share the incarnation; one
+   * started after a collection sits above the collected state everywhere.
+   */
+  private incarnationBase(key: string, current: KeyState | undefined, nowMs: number): Hlc {
+    const held = current === undefined ? HLC_ZERO : latestStampOf(current);
+    const floor = this.collected.baseOf(key, nowMs);
+    return floor !== undefined && compareHlc(floor, held) > 0 ? floor : held;
+  }
+
+  /** Removes a collectable state, remembering its floor while a peer may still hold it. */
+  private collect(key: string, state: KeyState): void {
+    this.uninstall(key, state);
+    this.collected.note(key, state);
   }
 
   private uninstall(key: string, prev: KeyState): void {

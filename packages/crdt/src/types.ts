@@ -132,4 +132,6 @@ export interface ReplicaStats {
   /** Origins and ranges in the seen-dot context (digest size driver). */
   readonly contextOrigins: number;
   readonly contextRanges: number;
+  /** Keys collected recently whose floor this replica still keeps (INTERNALS §4). */
+  readonly collectedKeys: number;
 }
