@@ -173,7 +173,8 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
   let readsViaIndex = 0;
   let readsServed = 0;
   let leaseReadsServed = 0;
-  /** Reads answered by a member that believed it led while another led a later term. */
+  /** Reads asked of (and answered by) a member that believed it led while another led a later term. */
+  let readsAtDeposedLeader = 0;
   let readsServedDeposed = 0;
   const deposed = (id: PeerId): boolean => {
     const t = app(id)?.driver.status();
@@ -211,6 +212,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     const h = app(target);
     if (!h || sim.host(target).state !== 'up') return;
     if (call.viaRead) {
+      if (deposed(target)) readsAtDeposedLeader++;
       h.read(call.op, (r) => {
         if (c.call === call) answer(c, r);
       });
@@ -571,6 +573,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
         readsServed,
         'guard.leaseReadsServed': leaseReadsServed,
         'guard.deposedLeaderStillLeads': overlaps.size,
+        'guard.readsAtDeposedLeader': readsAtDeposedLeader,
         readsServedDeposed,
         leaderCuts,
         ...(figure8 === undefined ? {} : { figure8Reached: figure8.reached }),

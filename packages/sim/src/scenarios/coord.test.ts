@@ -43,9 +43,9 @@ describe('coord-* CI sweep', () => {
     const figure8 = perScenario.find((s) => s.scenario === 'coord-5-figure8');
     expect(figure8?.metrics.figure8Reached).toBe(CI_SEEDS);
     expect(figure8?.metrics['guard.oldTermCommitByCount']).toBeGreaterThan(0);
-    expect(perScenario.find((s) => s.scenario === 'coord-5-stale-reads')?.metrics.staleLeaderWindows).toBeGreaterThan(
-      0,
-    );
+    const stale = perScenario.find((s) => s.scenario === 'coord-5-stale-reads');
+    expect(stale?.metrics.staleLeaderWindows).toBeGreaterThan(0);
+    expect(stale?.metrics['guard.readsAtDeposedLeader']).toBeGreaterThan(0);
     for (const s of perScenario.filter((x) => x.scenario.includes('lease-reads'))) {
       expect(s.metrics['guard.leaseReadsServed']).toBeGreaterThan(0);
     }
