@@ -5,7 +5,7 @@
  * prefix per node on a shared loopback cluster). The eventual side of every
  * node runs on an in-memory transport: the suite is about the strong side.
  */
-import type { CoordLimits } from '@parley/coord';
+import type { CoordLimits, StrongBackend } from '@parley/coord';
 import { EtcdBackend } from '@parley/etcd';
 import { type Clock, Emitter, SeededRandom, systemClock, systemScheduler } from '@parley/interface';
 import { createMemoryNetwork, silentLogger } from '@parley/net';
@@ -134,28 +134,53 @@ class EtcdBackendUnderTest extends NodeTracker implements BackendUnderTest {
    * faces (`strong(ns)`, `locks(ns)`) createNode builds over any backend.
    */
   protected override async start(options: ConformanceNodeOptions): Promise<StrongNode> {
-    const clock = options.clock ?? systemClock;
-    const backend = new EtcdBackend({
+    return etcdStrongNode({
       endpoints: this.fixture.cluster().endpoints,
       prefix: this.fixture.freshPrefix(),
-      clock,
-      random: new SeededRandom(++seq),
-      callTimeoutMs: FAST_RAFT.callTimeoutMs,
+      ...(options.clock ? { clock: options.clock } : {}),
       ...(options.limits ? { limits: options.limits } : {}),
     });
-    const ctx = {
-      clock,
-      scheduler: systemScheduler,
-      logger: quietLogger,
-      events: new Emitter(),
-    } as unknown as NodeContext;
-    const faces = strongFaces(ctx, backend);
-    return { strong: faces.strong, locks: faces.locks, close: () => backend.close() };
   }
 
   serveArgs(): string[] {
     return ['--etcd', this.fixture.cluster().endpoints.join(','), '--etcd-prefix', this.fixture.freshPrefix()];
   }
+}
+
+export interface EtcdStrongNodeOptions {
+  endpoints: string[];
+  prefix: string;
+  clock?: Clock;
+  limits?: Partial<CoordLimits>;
+  /** Bound of one call, in ms (default 8,000). */
+  callTimeoutMs?: number;
+  /** Wraps the backend (a planted bug). */
+  wrap?: (backend: StrongBackend) => StrongBackend;
+}
+
+/**
+ * A node's strong faces (`strong(ns)`, `locks(ns)`: the same faces createNode
+ * builds over any backend) over an EtcdBackend on `prefix`. Nodes on the same
+ * prefix share their strong state, as Parley nodes of one cluster do.
+ */
+export function etcdStrongNode(o: EtcdStrongNodeOptions): StrongNode {
+  const clock = o.clock ?? systemClock;
+  const backend = new EtcdBackend({
+    endpoints: o.endpoints,
+    prefix: o.prefix,
+    clock,
+    random: new SeededRandom(++seq),
+    callTimeoutMs: o.callTimeoutMs ?? FAST_RAFT.callTimeoutMs,
+    ...(o.limits ? { limits: o.limits } : {}),
+  });
+  const ctx = {
+    clock,
+    scheduler: systemScheduler,
+    logger: quietLogger,
+    events: new Emitter(),
+  } as unknown as NodeContext;
+  const faces = strongFaces(ctx, o.wrap ? o.wrap(backend) : backend);
+  return { strong: faces.strong, locks: faces.locks, close: () => backend.close() };
 }
 
 /** The etcd backend: each node on its own prefix of the file's loopback etcd cluster. */

@@ -1,0 +1,111 @@
+/**
+ * Faults on real processes: clients call strong operations through Parley
+ * nodes on etcd while etcd members are SIGKILLed and restarted; the recorded
+ * histories must pass `parley-check` with the parley-entry, parley-lock and
+ * parley-lease models. A planted bug (CAS without its version compare) must
+ * make the checker fire. PARLEY_SEED replays the workload's choices (the
+ * timing of a real cluster does not replay); PARLEY_FAULT_SECONDS=<n> runs
+ * longer (default 10).
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { testSeed, withSeed } from '@parley/interface';
+import { checkLinearizability, getModel, type HistoryEvent, toPorcupineLog } from '@parley/sim';
+import { runCheckCli } from '@parley/sim/cli/check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { etcdStrongNode, type StrongNode } from './backends.js';
+import { etcdFixture } from './etcd-fixture.js';
+import { type FaultModel, runFaultWorkload } from './faults.js';
+import { dropVersionCompare } from './planted.js';
+
+const etcd = etcdFixture('the fault test on etcd processes');
+const SECONDS = Number(process.env.PARLEY_FAULT_SECONDS ?? 10);
+const CLIENTS = 4;
+const MODEL_NAMES: Record<FaultModel, string> = { entry: 'parley-entry', lock: 'parley-lock', lease: 'parley-lease' };
+
+const nodes: StrongNode[] = [];
+afterEach(async () => {
+  await Promise.allSettled(nodes.splice(0).map((n) => n.close()));
+});
+
+let prefixes = 0;
+function clients(wrap?: Parameters<typeof etcdStrongNode>[0]['wrap']): StrongNode[] {
+  const prefix = `/faults-${process.pid}-${++prefixes}`;
+  for (let i = 0; i < CLIENTS; i++) {
+    nodes.push(
+      etcdStrongNode({ endpoints: etcd.cluster().endpoints, prefix, callTimeoutMs: 3_000, ...(wrap ? { wrap } : {}) }),
+    );
+  }
+  return nodes.slice(-CLIENTS);
+}
+
+/** `parley-check --model <model>` on the history, as a file in Porcupine's line format. */
+async function parleyCheck(model: string, events: HistoryEvent[]): Promise<{ code: number; out: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'parley-faults-'));
+  try {
+    const file = join(dir, `${model}.log`);
+    await writeFile(file, toPorcupineLog(events));
+    let out = '';
+    const code = await runCheckCli(['--model', model, '--timeout-ms', '30000', file], {
+      stdout: (t) => {
+        out += t;
+      },
+      stderr: (t) => {
+        out += t;
+      },
+      readFile: (p) => import('node:fs/promises').then((fs) => fs.readFile(p)),
+    });
+    return { code, out };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe.skipIf(!etcd.available)('faults on etcd processes', () => {
+  it(`${CLIENTS} clients for ${SECONDS} s while members are killed and restarted: every history checks`, async () => {
+    await withSeed(testSeed(1800), async (seed) => {
+      const models: FaultModel[] = ['entry'];
+      const report = await runFaultWorkload({
+        seed,
+        durationMs: SECONDS * 1000,
+        nodes: clients(),
+        models,
+        cluster: etcd.cluster(),
+      });
+      expect(report.unexpected).toEqual([]);
+      expect(report.kills).toBeGreaterThan(0);
+      if (process.env.PARLEY_FAULT_STATS) {
+        const ok = report.histories.entry.events().filter((e) => e.type === 'ok').length;
+        console.log(
+          `faults: ${report.calls} calls, ${ok} ok, ${report.indeterminate} indeterminate, ${report.kills} kills`,
+        );
+      }
+      for (const m of models) {
+        const events = report.histories[m].events();
+        expect(events.filter((e) => e.type === 'ok').length, `${m}: ok calls`).toBeGreaterThan(20);
+        const { code, out } = await parleyCheck(MODEL_NAMES[m], events);
+        expect(out, `${m}: ${report.calls} calls, ${report.indeterminate} indeterminate`).toMatch(/: linearizable/);
+        expect(code).toBe(0);
+      }
+    });
+  }, 120_000);
+
+  it('a planted CAS without its version compare makes the parley-entry checker fire', async () => {
+    await withSeed(testSeed(1801), async (seed) => {
+      const report = await runFaultWorkload({
+        seed,
+        durationMs: 3_000,
+        nodes: clients(dropVersionCompare),
+        models: ['entry'],
+      });
+      const verdict = checkLinearizability(getModel('parley-entry')!, report.histories.entry.events(), {
+        timeoutMs: 30_000,
+      });
+      expect(verdict.verdict).toBe('not linearizable');
+      const { code, out } = await parleyCheck('parley-entry', report.histories.entry.events());
+      expect(out).toMatch(/not linearizable/);
+      expect(code).toBe(1);
+    });
+  }, 60_000);
+});
