@@ -38,7 +38,6 @@ import {
 import { type CoordLimits, DEFAULT_LIMITS } from '@parley/coord/types';
 import {
   type Clock,
-  FenceStaleError,
   InvalidArgumentError,
   type Random,
   type Scheduler,
@@ -49,10 +48,13 @@ import {
 } from '@parley/interface';
 import { Etcd3 } from 'etcd3';
 import { CleanupLeases } from './cleanup.js';
-import type { EtcdContext, FenceCheck, OpCall, OpHandler } from './context.js';
+import type { EtcdContext, OpCall } from './context.js';
 import { claimEntry, deleteEntry, getEntry, setEntry } from './entries.js';
+import { makeFenceCheck } from './fence.js';
 import { DEFAULT_PREFIX, KeyLayout } from './keys.js';
+import { leaseOperation } from './leases.js';
 import { deleteNamespace, listEntries, namespaceUsage } from './list.js';
+import { lockOperation } from './locks.js';
 import { RECORD_OVERHEAD_BYTES } from './record.js';
 import { EtcdCalls } from './txn.js';
 import { EtcdWatches } from './watch.js';
@@ -79,32 +81,6 @@ export interface EtcdBackendOptions {
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 /** Largest gRPC message the client accepts: a list page of values up to the value limit. */
 const MAX_RECEIVE_BYTES = 64 * 1_048_576;
-
-function notYetOnEtcd(kind: string): OpHandler {
-  return async (_ctx, op) => {
-    throw new UnavailableError(`'${op.type}' is not yet implemented on etcd (the ${kind} side lands separately)`, {
-      backend: 'etcd',
-      operation: op.type,
-    });
-  };
-}
-
-// ---------------------------------------------------------------------------
-// The lease and lock side. leases.ts, locks.ts and fence.ts replace these
-// placeholders: import their handlers here and route to them (each is an
-// OpHandler, see context.ts for the seam), and pass fence.ts's FenceCheck
-// as `checkFence` below.
-const leaseOperation: OpHandler = notYetOnEtcd('lease');
-const lockOperation: OpHandler = notYetOnEtcd('lock');
-/**
- * Until fence.ts lands no lock can be granted on etcd, so a lock slot is
- * always absent, and a write fenced by an absent slot is stale (coord's rule).
- */
-const checkFence: FenceCheck = (fence, lockKv) => {
-  if (lockKv === undefined) throw new FenceStaleError(`${fence.namespace}/${fence.key}`, fence.token, 0);
-  throw new UnavailableError('fenced writes on etcd wait for the lock side (fence.ts)', { backend: 'etcd' });
-};
-// ---------------------------------------------------------------------------
 
 export class EtcdBackend implements StrongBackend {
   readonly kind = 'etcd';
@@ -159,7 +135,7 @@ export class EtcdBackend implements StrongBackend {
       limits: this.limits,
       clock: this.clock,
       maxRecordBytes: this.limits.maxValueBytes + RECORD_OVERHEAD_BYTES,
-      checkFence,
+      checkFence: makeFenceCheck(this.keys, this.limits, this.clock),
     };
     this.watches = new EtcdWatches(this.context, options.logger ?? { warn: () => {} });
   }
