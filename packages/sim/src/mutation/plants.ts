@@ -105,7 +105,7 @@ export const PLANTS: readonly Plant[] = [
     gap: 'tombstone GC',
     bug: 'gc collects every tombstone and expired entry at once, ignoring the grace period',
     pkg: 'crdt',
-    find: 'const old = maxWallOf(state) + this.tombstoneGraceMs <= nowMs;',
+    find: 'const old = collectableAt(state, nowMs, this.tombstoneGraceMs);',
     replace: 'const old = true;',
     module: 'crdt',
     scenario: 'crdt-gc',
