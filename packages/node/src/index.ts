@@ -18,4 +18,5 @@ export type { EventualOptions } from './eventual/options.js';
 export { DataDirLockedError } from './lock.js';
 export { createNode, type ParleyNodeInternals, type StrongModule } from './node.js';
 export type { NodeOptions } from './options.js';
+export type { EtcdStrongOptions } from './strong/etcd-module.js';
 export type { StrongOptions } from './strong/options.js';

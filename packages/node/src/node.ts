@@ -42,6 +42,7 @@ import { GroupCommit } from './group-commit.js';
 import { lockDataDir } from './lock.js';
 import { defaultLogger, netLogger } from './logger.js';
 import type { NodeOptions } from './options.js';
+import { createEtcdStrongModule } from './strong/etcd-module.js';
 import { createStrongModule } from './strong/index.js';
 
 export const DEFAULT_LISTEN = ['/ip4/127.0.0.1/tcp/0'];
@@ -187,7 +188,11 @@ export async function createNode(options: NodeOptions = {}): Promise<ParleyNodeI
 
     await transport.start();
     cleanups.push(() => transport.stop());
-    strongModule = await createStrongModule(context, options.raft);
+    const etcd = options.strong?.etcd;
+    if (options.strong !== undefined && (options.strong === null || typeof options.strong !== 'object')) {
+      throw new InvalidArgumentError('strong must be an object');
+    }
+    strongModule = etcd ? createEtcdStrongModule(context, etcd) : await createStrongModule(context, options.raft);
     cleanups.push(() => strongModule?.close());
 
     let closing: Promise<void> | undefined;

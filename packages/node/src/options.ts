@@ -6,6 +6,7 @@
 import type { Clock, Random, Scheduler, Transport } from '@parley/interface';
 import type { NodeLogger, NodeStorage } from './context.js';
 import type { EventualOptions } from './eventual/options.js';
+import type { EtcdStrongOptions } from './strong/etcd-module.js';
 import type { StrongOptions } from './strong/options.js';
 
 export interface NodeOptions {
@@ -31,6 +32,12 @@ export interface NodeOptions {
   eventual?: EventualOptions;
   /** Strong namespaces (Raft): voters (default: this node alone), timing, snapshots, call bounds. */
   raft?: StrongOptions;
+  /**
+   * Where strong namespaces, locks and leases live. Default: the built-in Raft
+   * group (`raft` above). `{ etcd: { endpoints, prefix } }`: an existing etcd v3
+   * cluster instead (`raft` is then unused; see docs/guarantees.md, "On etcd").
+   */
+  strong?: { etcd?: EtcdStrongOptions };
   /** Bound on `close()`; default 5,000 ms. */
   closeTimeoutMs?: number;
   // ---- seams (tests, the simulator) ----

@@ -17,6 +17,8 @@ export interface ServeOptions {
   bootstrap?: string[];
   pskFile?: string;
   voters?: string;
+  etcd?: string;
+  etcdPrefix?: string;
 }
 
 /** Kept here so `parley --help` does not load the server. */
@@ -52,10 +54,38 @@ export function serveCommand(program: Command): void {
     .option('--bootstrap <multiaddr>', 'a peer to dial, /ip4/…/tcp/…/p2p/<peer id> (repeatable)', collect)
     .option('--psk-file <path>', "the cluster's pre-shared key (default <data-dir>/cluster.psk, created once)")
     .option('--voters <peer ids>', 'comma-separated Raft voters when the group first forms (default: this node alone)')
+    .option(
+      '--etcd <urls>',
+      'run strong namespaces, locks and leases on this etcd cluster (comma-separated client URLs)',
+    )
+    .option('--etcd-prefix <prefix>', 'prefix of the keys Parley writes in etcd (default /parley; with --etcd)')
     .action(async (opts: ServeOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       await serve(opts, globals.output === 'json');
     });
+}
+
+/** `--etcd` and `--etcd-prefix` as the node's `strong.etcd` option (undefined without `--etcd`). */
+export function etcdOptions(
+  opts: Pick<ServeOptions, 'etcd' | 'etcdPrefix' | 'voters'>,
+): { endpoints: string[]; prefix?: string } | undefined {
+  if (opts.etcd === undefined) {
+    if (opts.etcdPrefix !== undefined) throw new UsageError('--etcd-prefix needs --etcd');
+    return undefined;
+  }
+  if (opts.voters !== undefined) throw new UsageError('--voters configures the built-in Raft group: not with --etcd');
+  const endpoints = opts.etcd
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
+  if (endpoints.length === 0) throw new UsageError('--etcd needs at least one client URL, e.g. http://127.0.0.1:2379');
+  for (const u of endpoints) {
+    if (!/^https?:\/\/[^\s/]+\/?$/.test(u)) throw new UsageError(`--etcd: '${u}' is not an http(s)://host:port URL`);
+  }
+  if (opts.etcdPrefix !== undefined && (opts.etcdPrefix === '' || opts.etcdPrefix.endsWith('/'))) {
+    throw new UsageError('--etcd-prefix must be non-empty and not end with /');
+  }
+  return opts.etcdPrefix === undefined ? { endpoints } : { endpoints, prefix: opts.etcdPrefix };
 }
 
 async function serve(opts: ServeOptions, json: boolean): Promise<void> {
@@ -81,6 +111,8 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
     if (voters.length === 0) throw new UsageError('--voters needs at least one peer id');
     nodeOptions.raft = { voters };
   }
+  const etcd = etcdOptions(opts);
+  if (etcd !== undefined) nodeOptions.strong = { etcd };
 
   const node = await createNode(nodeOptions);
   let server: import('@parley/server').ParleyServer;
@@ -95,7 +127,7 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
 
   if (json) {
     process.stdout.write(
-      `${JSON.stringify({ url, dataDir, peerId: node.peerId, addresses: node.addresses, auth: token !== undefined })}\n`,
+      `${JSON.stringify({ url, dataDir, peerId: node.peerId, addresses: node.addresses, auth: token !== undefined, strong: etcd === undefined ? 'raft' : 'etcd' })}\n`,
     );
   } else {
     process.stdout.write(
@@ -104,6 +136,7 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
         `  data dir  ${dataDir}`,
         `  peer id   ${node.peerId}`,
         `  p2p       ${node.addresses.join(' ') || '-'}`,
+        `  strong    ${etcd === undefined ? 'built-in Raft group' : `etcd ${etcd.endpoints.join(',')} (prefix ${etcd.prefix ?? '/parley'})`}`,
         token === undefined
           ? '  auth      none (loopback only). To require a token: PARLEY_API_TOKEN=<secret> npm start; clients send "Authorization: Bearer <secret>"'
           : '  auth      bearer token from PARLEY_API_TOKEN',

@@ -1,0 +1,89 @@
+/**
+ * `createNode({ strong: { etcd } })` against a real 3-member etcd on
+ * loopback. Without etcd: fails under CI=true, and elsewhere says so loudly
+ * and skips.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ETCD_MISSING, EtcdCluster, findEtcd } from '@parley/etcd';
+import { isParleyError, type ParleyError } from '@parley/interface';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StrongChange } from '../api.js';
+import { createNode, type ParleyNodeInternals } from '../node.js';
+import { silentNodeLogger } from '../testkit.js';
+
+const bin = findEtcd();
+if (!bin) {
+  if (process.env.CI === 'true') throw new Error(`CI needs etcd for the node's etcd tests.\n${ETCD_MISSING}`);
+  console.error(`\n*** SKIPPING the node's etcd-backed strong tests: ${ETCD_MISSING}\n`);
+}
+
+describe.skipIf(!bin)('createNode({ strong: { etcd } })', () => {
+  let cluster: EtcdCluster;
+  let dir: string;
+  const nodes: ParleyNodeInternals[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'parley-node-etcd-'));
+    cluster = await EtcdCluster.start(bin as string, join(dir, 'etcd'));
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.allSettled(nodes.map((n) => n.close()));
+    await cluster?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function node(name: string): Promise<ParleyNodeInternals> {
+    const n = await createNode({
+      dataDir: join(dir, name),
+      logger: silentNodeLogger,
+      strong: { etcd: { endpoints: cluster.endpoints, prefix: '/node-test' } },
+    });
+    nodes.push(n);
+    return n;
+  }
+
+  it('two nodes share strong state, docs and watches through etcd; status reports etcd', async () => {
+    const a = await node('a');
+    const b = await node('b');
+    const seen: StrongChange[] = [];
+    const stop = b.strong('jobs').watch({}, (c) => seen.push(c));
+    await new Promise((r) => setTimeout(r, 300));
+    const { entry } = await a.strong('jobs').set('cfg', { pct: 25 });
+    expect((await b.strong('jobs').get('cfg'))?.version).toBe(entry.version);
+    await expect(b.strong('jobs').set('cfg', { pct: 1 }, { ifNotExists: true })).rejects.toMatchObject({
+      code: 'key_already_exists',
+    });
+    // doc().update runs through set/get: racing updates from both nodes lose nothing.
+    await Promise.all(
+      [a, b, a, b].map((n) =>
+        n
+          .strong('jobs')
+          .doc<{ runs: number }>('metrics')
+          .update((c) => ({ runs: c.runs + 1 }), { create: { runs: 0 } }),
+      ),
+    );
+    expect((await a.strong('jobs').get('metrics'))?.value).toEqual({ runs: 4 });
+    const claims = await Promise.all([a, b].map((n) => n.strong('jobs').claim('etl', { by: n.peerId })));
+    expect(claims.filter((c) => c.won)).toHaveLength(1);
+    const start = Date.now();
+    while (seen.length < 6 && Date.now() - start < 5_000) await new Promise((r) => setTimeout(r, 20));
+    stop();
+    expect(seen.filter((c) => c.key === 'cfg').map((c) => c.type)).toEqual(['set']);
+    expect(seen.filter((c) => c.key === 'metrics')).toHaveLength(4);
+
+    const status = await a.status();
+    expect(status.namespaces.find((n) => n.name === 'jobs')).toMatchObject({ kind: 'strong', keys: 3 });
+    const cs = await a.cluster.status();
+    expect(cs.voters).toHaveLength(3);
+    expect(cs.voters.every((v) => v.startsWith('etcd:'))).toBe(true);
+    expect(cs.voters).toContain(cs.leader);
+    expect(cs.term).toBeGreaterThan(0);
+    expect(cs.self).toBe(a.peerId);
+    const err = await a.cluster.addVoter('someone').catch((e: ParleyError) => e);
+    expect(isParleyError(err, 'invalid_argument')).toBe(true);
+    expect((err as ParleyError).message).toContain('managed by etcd');
+  }, 30_000);
+});
