@@ -38,6 +38,7 @@ import {
 import { type CoordLimits, DEFAULT_LIMITS } from '@parley/coord/types';
 import {
   type Clock,
+  DecodeError,
   InvalidArgumentError,
   type Random,
   type Scheduler,
@@ -81,6 +82,16 @@ export interface EtcdBackendOptions {
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 /** Largest gRPC message the client accepts: a list page of values up to the value limit. */
 const MAX_RECEIVE_BYTES = 64 * 1_048_576;
+
+/** coord's structural check; a mistyped operation is `invalid_argument`, as on the built-in backend. */
+function checkShape(op: Operation): void {
+  try {
+    validateOperation(op);
+  } catch (err) {
+    if (err instanceof DecodeError) throw new InvalidArgumentError(err.message);
+    throw err;
+  }
+}
 
 export class EtcdBackend implements StrongBackend {
   readonly kind = 'etcd';
@@ -149,7 +160,7 @@ export class EtcdBackend implements StrongBackend {
   }
 
   async write(op: Operation, options?: StrongCallOptions): Promise<OpResult> {
-    validateOperation(op);
+    checkShape(op);
     if (READ_OPERATIONS.has(op.type) || op.type === 'register_session' || op.type === 'expire') {
       throw new InvalidArgumentError(`'${op.type}' is not a write on etcd`);
     }
@@ -157,7 +168,7 @@ export class EtcdBackend implements StrongBackend {
   }
 
   async read(op: Operation, options?: StrongCallOptions): Promise<OpResult> {
-    validateOperation(op);
+    checkShape(op);
     if (!READ_OPERATIONS.has(op.type) || op.type === 'noop') {
       throw new InvalidArgumentError(`'${op.type}' is not a read-only operation`);
     }

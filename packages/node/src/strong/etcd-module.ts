@@ -6,6 +6,7 @@
  * etcd's membership is etcd's to manage (`etcdctl member add/remove`,
  * `move-leader`), so the membership calls reject with a typed error.
  */
+import type { CoordLimits } from '@parley/coord';
 import { EtcdBackend } from '@parley/etcd';
 import { InvalidArgumentError } from '@parley/interface';
 import type { Cluster, ClusterStatus } from '../api.js';
@@ -21,6 +22,8 @@ export interface EtcdStrongOptions {
   prefix?: string;
   /** Bound of a strong call when it gives none, in ms (default 10,000). */
   callTimeoutMs?: number;
+  /** coord's limits (value size, keys per namespace, TTL bounds, …), as `raft.limits` for the built-in backend. */
+  limits?: Partial<CoordLimits>;
 }
 
 /** Bound of one `cluster.status()` call. */
@@ -46,6 +49,7 @@ export function createEtcdStrongModule(
     endpoints: options.endpoints,
     ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
     ...(options.callTimeoutMs !== undefined ? { callTimeoutMs: options.callTimeoutMs } : {}),
+    ...(options.limits !== undefined ? { limits: options.limits } : {}),
     clock: ctx.clock,
     scheduler: ctx.scheduler,
     random: ctx.random.fork(),
