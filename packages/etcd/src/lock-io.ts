@@ -28,6 +28,7 @@ import {
   type SlotRecord,
   type WaiterKv,
 } from './lock-records.js';
+import type { TxnOutcome, TxnSpec } from './txn.js';
 
 /** Waiter keys read per lock (live waiters are bounded by maxWaitersPerLock; the rest are left-overs). */
 export const MAX_WAITER_KEYS = 1024;
@@ -61,6 +62,29 @@ export function decodeWaiterKv(kv: IKeyValue, prefixLength: number, limits: Read
     modRevision: Number(kv.mod_revision),
     record,
   };
+}
+
+/**
+ * Commits one lock transaction. A cleanup lease etcd no longer knows (it ran
+ * out early, or etcd was restored from a backup) fails the put: the cache is
+ * dropped and the outcome reads as a lost round (`leaseLost`: nothing was
+ * applied, so a request id may be replaced too), and the caller reads again
+ * and builds its puts with a fresh lease.
+ */
+export async function commit(
+  ctx: EtcdContext,
+  spec: TxnSpec,
+  call: OpCall,
+): Promise<TxnOutcome & { leaseLost?: true }> {
+  try {
+    return await ctx.calls.txn(spec, call);
+  } catch (err) {
+    if (err instanceof UnavailableError && /lease not found/i.test(err.message)) {
+      ctx.cleanup.forgetAll();
+      return { succeeded: false, revision: 0, responses: [], leaseLost: true };
+    }
+    throw err;
+  }
 }
 
 /** One consistent read of the slot and its waiter keys (a read-only transaction: one revision). */
@@ -210,7 +234,7 @@ export async function settledLock(
     const first = state.live[0];
     if (state.holder || first === undefined) return { snapshot, state, now };
     const g = await grantToWaiter(ctx, namespace, key, snapshot, state, first, now, call);
-    await ctx.calls.txn({ compares: g.compares, success: g.success }, call);
+    await commit(ctx, { compares: g.compares, success: g.success }, call);
   }
   throw contention(namespace, key);
 }

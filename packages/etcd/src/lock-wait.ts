@@ -13,15 +13,18 @@
  * counts as given up once its wait deadline passes.
  */
 import type { LockGrant, OpResult } from '@parley/coord/types';
+import { isParleyError } from '@parley/interface';
 import type { Watcher } from 'etcd3';
 import type { EtcdContext, OpCall } from './context.js';
-import { contention, grantToWaiter, heldError, readLock } from './lock-io.js';
+import { commit, contention, grantToWaiter, heldError, readLock } from './lock-io.js';
 import { grantView, lockState, type WaiterKv } from './lock-records.js';
 
 /** Longest sleep between two reads of a waiting acquire. */
 export const POLL_MS = 1_000;
 /** Wake-ups of one wait before it gives up as contention (a wait of an hour at POLL_MS needs 3,600). */
 const MAX_WAKEUPS = 100_000;
+/** Bound of the last attempt to delete the waiter key of a wait that failed (etcd unreachable). */
+const ABANDON_BOUND_MS = 2_000;
 
 /** Resolves on the first of: a watch event, `ms` elapsed. */
 class Wakeup {
@@ -81,6 +84,24 @@ function grantOf(namespace: string, key: string, mine: WaiterKv, fenceHolder: Lo
   };
 }
 
+/**
+ * The wait failed (etcd unreachable, the call's bound spent): one last,
+ * separately bounded attempt to delete the waiter key, unless it was granted
+ * meanwhile. Not awaited; if it fails too, the key counts as given up at its
+ * wait deadline and its cleanup lease removes it.
+ */
+function abandon(ctx: EtcdContext, w: WaiterKv): void {
+  void ctx.calls
+    .txn(
+      {
+        compares: [{ key: w.key, target: 'Mod', result: 'Equal', mod_revision: w.modRevision }],
+        success: [{ request_delete_range: { key: w.key } }],
+      },
+      { deadlineMs: ctx.clock.nowMs() + ABANDON_BOUND_MS },
+    )
+    .catch(() => undefined);
+}
+
 /** Waits for the grant of waiter `id` (queued at etcd revision `queuedAt`); resolves with it or rejects `lock_held`. */
 export async function waitForGrant(
   ctx: EtcdContext,
@@ -92,23 +113,28 @@ export async function waitForGrant(
 ): Promise<OpResult> {
   const wake = new Wakeup();
   const watchers = watchLock(ctx, namespace, key, queuedAt, wake);
+  let lastSeen: WaiterKv | undefined;
   try {
     for (let i = 0; i < MAX_WAKEUPS; i++) {
       const s = await readLock(ctx, namespace, key, call);
       const now = ctx.clock.nowMs();
       const st = lockState(s, now, ctx.limits);
       const mine = s.waiters.find((w) => w.id === id);
+      lastSeen = mine;
       if (mine?.record.granted) {
         const holder = s.slot?.holder ? grantView(namespace, key, s.slot.holder) : undefined;
         const lock = grantOf(namespace, key, mine, holder);
-        // The marker has done its work; a later sweep removes it if this delete is lost.
-        await ctx.calls.txn(
-          {
-            compares: [{ key: mine.key, target: 'Mod', result: 'Equal', mod_revision: mine.modRevision }],
-            success: [{ request_delete_range: { key: mine.key } }],
-          },
-          call,
-        );
+        // The marker has done its work; a later sweep (or its cleanup lease) removes it if this
+        // delete fails, and the grant is the caller's either way.
+        await ctx.calls
+          .txn(
+            {
+              compares: [{ key: mine.key, target: 'Mod', result: 'Equal', mod_revision: mine.modRevision }],
+              success: [{ request_delete_range: { key: mine.key } }],
+            },
+            call,
+          )
+          .catch(() => undefined);
         return { type: 'lock', lock };
       }
       // Gone without a grant: someone judged this wait over and swept it.
@@ -127,10 +153,10 @@ export async function waitForGrant(
       const first = st.live[0];
       if (!st.holder && first) {
         const g = await grantToWaiter(ctx, namespace, key, s, st, first, now, call);
-        await ctx.calls.txn({ compares: g.compares, success: g.success }, call);
+        await commit(ctx, { compares: g.compares, success: g.success }, call);
         continue;
       }
-      let nextMs = Math.min(mine.record.waitDeadlineAt, now + POLL_MS);
+      let nextMs = Math.min(mine.record.waitDeadlineAt, now + POLL_MS, call.deadlineMs);
       if (st.holder) nextMs = Math.min(nextMs, st.holder.expiresAt);
       for (const w of st.live) {
         if (w.createRevision >= mine.createRevision) break;
@@ -139,6 +165,9 @@ export async function waitForGrant(
       await wake.wait(ctx, nextMs - now);
     }
     throw contention(namespace, key);
+  } catch (err) {
+    if (lastSeen && !lastSeen.record.granted && !isParleyError(err, 'lock_held')) abandon(ctx, lastSeen);
+    throw err;
   } finally {
     for (const w of watchers) void w.cancel().catch(() => undefined);
   }

@@ -250,6 +250,18 @@ describe.skipIf(!bin)('locks on a 3-member etcd', () => {
     expect(await waiters(b, 'x', 'k')).toBe(0);
   });
 
+  it('removes the waiter key of a wait whose call runs out of time before its wait ends', async () => {
+    const b = backend();
+    grantOf(await b.write({ type: 'lock_acquire', namespace: 'y', key: 'k', owner: 'h', ttlSeconds: 30 }));
+    const t0 = Date.now();
+    const code = await codeOf(
+      b.write({ type: 'lock_acquire', namespace: 'y', key: 'k', owner: 'w', waitSeconds: 20 }, { timeoutMs: 1_500 }),
+    );
+    expect(code).toBe('timeout');
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    await eventually(async () => (await rawWaiterKeys(b, 'y', 'k')) === 0, 3_000, 'abandoned waiter key removed');
+  });
+
   it('keeps fences strictly increasing while etcd members are killed with SIGKILL and restarted', async () => {
     const b = backend();
     const fences: number[] = [];

@@ -54,6 +54,7 @@ import { newRequest } from './context.js';
 import { escapeSegment, prefixEnd, unescapeSegment } from './keys.js';
 import {
   asJson,
+  commit,
   contention,
   decodeSlotKv,
   decodeWaiterKv,
@@ -97,12 +98,14 @@ async function lockAcquire(ctx: EtcdContext, op: Op<'lock_acquire'>, call: OpCal
   const metadata = op.metadata === undefined ? null : checkValue(op.metadata, limits.maxLockMetadataBytes).value;
   const waitSeconds =
     op.waitSeconds === undefined ? 0 : checkIntInRange('waitSeconds', op.waitSeconds, 0, limits.maxLockWaitSeconds);
-  const request = await newRequest(ctx, call);
-  const waiterKey = Buffer.concat([ctx.keys.lockWaiters(namespace, key), Buffer.from(request.id, 'utf8')]);
+  let request = await newRequest(ctx, call);
+  // The waiter key is named after the call's first request id: a resent enqueue finds its own key.
+  const waiterId = request.id;
+  const waiterKey = Buffer.concat([ctx.keys.lockWaiters(namespace, key), Buffer.from(waiterId, 'utf8')]);
   for (let round = 0; round < MAX_LOCK_ROUNDS; round++) {
     const { snapshot, state, now } = await settledLock(ctx, namespace, key, call);
-    const queued = snapshot.waiters.find((w) => w.id === request.id);
-    if (queued) return waitForGrant(ctx, namespace, key, request.id, queued.createRevision, call);
+    const queued = snapshot.waiters.find((w) => w.id === waiterId);
+    if (queued) return waitForGrant(ctx, namespace, key, waiterId, queued.createRevision, call);
     if (!state.holder) {
       if (!snapshot.slotKv) await ensureLockRoom(ctx, namespace, call);
       const fence = nextFence(snapshot);
@@ -116,7 +119,8 @@ async function lockAcquire(ctx: EtcdContext, op: Op<'lock_acquire'>, call: OpCal
       };
       const result: OpResult = { type: 'lock', lock: grantView(namespace, key, holder) };
       const slot = { holder, lastFence: fence, freeSince: snapshot.slot?.freeSince ?? now };
-      const out = await ctx.calls.txn(
+      const out = await commit(
+        ctx,
         {
           compares: [slotUnchanged(ctx, namespace, key, snapshot), noNewWaiter(ctx, namespace, key, snapshot)],
           success: [await putSlot(ctx, namespace, key, slot, now, call), ...sweepWaiters(state)],
@@ -126,12 +130,14 @@ async function lockAcquire(ctx: EtcdContext, op: Op<'lock_acquire'>, call: OpCal
       );
       if (out.replayed) return out.replayed.result as unknown as OpResult;
       if (out.succeeded) return result;
+      if (out.leaseLost) request = await newRequest(ctx, call);
       continue;
     }
     if (waitSeconds === 0 || state.live.length >= limits.maxWaitersPerLock) throw heldError(namespace, key, state);
     const waitDeadlineAt = now + waitSeconds * 1000;
     const lease = await ctx.cleanup.leaseUntil(waitDeadlineAt, call);
-    const out = await ctx.calls.txn(
+    const out = await commit(
+      ctx,
       {
         compares: [
           slotUnchanged(ctx, namespace, key, snapshot),
@@ -151,7 +157,7 @@ async function lockAcquire(ctx: EtcdContext, op: Op<'lock_acquire'>, call: OpCal
       },
       call,
     );
-    if (out.succeeded) return waitForGrant(ctx, namespace, key, request.id, out.revision, call);
+    if (out.succeeded) return waitForGrant(ctx, namespace, key, waiterId, out.revision, call);
   }
   throw contention(namespace, key);
 }
@@ -172,7 +178,7 @@ async function lockRenew(ctx: EtcdContext, op: Op<'lock_renew'>, call: OpCall): 
   const fence = checkFenceToken(op.fence);
   const ttl =
     op.ttlSeconds === undefined ? undefined : checkIntInRange('ttlSeconds', op.ttlSeconds, 1, limits.maxLockTtlSeconds);
-  const request = await newRequest(ctx, call);
+  let request = await newRequest(ctx, call);
   for (let round = 0; round < MAX_LOCK_ROUNDS; round++) {
     const { snapshot, state, now } = await settledLock(ctx, namespace, key, call);
     const h = heldBy(namespace, key, state, owner, fence);
@@ -180,7 +186,8 @@ async function lockRenew(ctx: EtcdContext, op: Op<'lock_renew'>, call: OpCall): 
     const holder: HolderRecord = { ...h, ttlSeconds, expiresAt: now + ttlSeconds * 1000 };
     const result: OpResult = { type: 'lock', lock: grantView(namespace, key, holder) };
     const slot = { ...(snapshot.slot as NonNullable<LockSnapshot['slot']>), holder };
-    const out = await ctx.calls.txn(
+    const out = await commit(
+      ctx,
       {
         compares: [slotUnchanged(ctx, namespace, key, snapshot)],
         success: [await putSlot(ctx, namespace, key, slot, now, call)],
@@ -190,6 +197,7 @@ async function lockRenew(ctx: EtcdContext, op: Op<'lock_renew'>, call: OpCall): 
     );
     if (out.replayed) return out.replayed.result as unknown as OpResult;
     if (out.succeeded) return result;
+    if (out.leaseLost) request = await newRequest(ctx, call);
   }
   throw contention(namespace, key);
 }
@@ -200,7 +208,7 @@ async function lockRelease(ctx: EtcdContext, op: Op<'lock_release'>, call: OpCal
   const key = checkKey(limits, op.key);
   const owner = checkId(limits, 'owner', op.owner);
   const fence = checkFenceToken(op.fence);
-  const request = await newRequest(ctx, call);
+  let request = await newRequest(ctx, call);
   const released: OpResult = { type: 'lock_released', released: true };
   for (let round = 0; round < MAX_LOCK_ROUNDS; round++) {
     const { snapshot, state, now } = await settledLock(ctx, namespace, key, call);
@@ -218,12 +226,14 @@ async function lockRelease(ctx: EtcdContext, op: Op<'lock_release'>, call: OpCal
         success: [await putSlot(ctx, namespace, key, slot, now, call), ...sweepWaiters(state)],
       };
     }
-    const out = await ctx.calls.txn(
+    const out = await commit(
+      ctx,
       { compares: spec.compares, success: spec.success, request: { ...request, result: asJson(released) } },
       call,
     );
     if (out.replayed) return out.replayed.result as unknown as OpResult;
     if (out.succeeded) return released;
+    if (out.leaseLost) request = await newRequest(ctx, call);
   }
   throw contention(namespace, key);
 }
