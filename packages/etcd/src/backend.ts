@@ -19,7 +19,7 @@
  *
  * @example
  * ```ts
- * const backend = await EtcdBackend.connect({ endpoints: ['http://127.0.0.1:2379'] });
+ * const backend = new EtcdBackend({ endpoints: ['http://127.0.0.1:2379'] });
  * const r = await backend.write({ type: 'set', namespace: 'jobs', key: 'cfg', value: { pct: 25 } });
  * await backend.close();
  * ```
