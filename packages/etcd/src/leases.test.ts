@@ -18,6 +18,7 @@ import {
   CoordOracle,
   codeOf,
   etcdForTests,
+  loseAnswers,
   ManualClock,
   normalized,
   runOn,
@@ -187,6 +188,25 @@ describe.skipIf(!bin)('leases on a 3-member etcd', () => {
     expect(
       await runOn(b, { type: 'lease_renew', namespace: 'g', key: 'plain', holder: 'h', epoch: 1, ttlSeconds: 5 }),
     ).toBe('lease_lost');
+  });
+
+  it('applies a lease write once when its answer is lost after the commit, and rebuilds the answer (state from history)', async () => {
+    const clock = new ManualClock();
+    const b = backend(clock);
+    await runOn(b, { type: 'lease_cooperative_write', namespace: 'x', key: 'k', state: { big: 'x'.repeat(70_000) } });
+    const dropped = loseAnswers(b, 2);
+    // Without a state in the operation, the answer's state comes from the entry as of the write's revision.
+    const a = leaseOf(await runOn(b, { type: 'lease_acquire', namespace: 'x', key: 'k', holder: 'h', ttlSeconds: 5 }));
+    expect(dropped()).toBe(1);
+    const got = await b.read({ type: 'get', namespace: 'x', key: 'k' });
+    expect(got).toMatchObject({ entry: { version: a.version, value: { epoch: a.epoch, holder: 'h' } } });
+    expect((a.state as { big: string }).big).toHaveLength(70_000);
+    const w = leaseOf(
+      await runOn(b, { type: 'lease_write', namespace: 'x', key: 'k', holder: 'h', epoch: a.epoch, state: { n: 1 } }),
+    );
+    expect(dropped()).toBe(2);
+    expect(w).toMatchObject({ epoch: a.epoch, state: { n: 1 } });
+    expect(await b.read({ type: 'get', namespace: 'x', key: 'k' })).toMatchObject({ entry: { version: w.version } });
   });
 
   it('keeps epochs strictly increasing across releases, deletes and an etcd member’s SIGKILL', async () => {

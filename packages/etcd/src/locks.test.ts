@@ -19,6 +19,7 @@ import {
   CoordOracle,
   codeOf,
   etcdForTests,
+  loseAnswers,
   ManualClock,
   normalized,
   runOn,
@@ -260,6 +261,62 @@ describe.skipIf(!bin)('locks on a 3-member etcd', () => {
     expect(code).toBe('timeout');
     expect(Date.now() - t0).toBeLessThan(3_000);
     await eventually(async () => (await rawWaiterKeys(b, 'y', 'k')) === 0, 3_000, 'abandoned waiter key removed');
+  });
+
+  it('applies an acquire, renew and release once when their answers are lost after the commit (request ids)', async () => {
+    const b = backend();
+    const dropped = loseAnswers(b, 3);
+    const g = grantOf(await b.write({ type: 'lock_acquire', namespace: 'r', key: 'k', owner: 'o', ttlSeconds: 30 }));
+    expect(dropped()).toBe(1);
+    const renewed = grantOf(
+      await b.write({ type: 'lock_renew', namespace: 'r', key: 'k', owner: 'o', fence: g.fence, ttlSeconds: 40 }),
+    );
+    expect(renewed).toMatchObject({ fence: g.fence, ttlSeconds: 40 });
+    expect(await b.read({ type: 'lock_inspect', namespace: 'r', key: 'k' })).toMatchObject({
+      lock: { holder: { owner: 'o', fence: g.fence, expiresAt: renewed.expiresAt }, lastFence: g.fence },
+    });
+    expect(await b.write({ type: 'lock_release', namespace: 'r', key: 'k', owner: 'o', fence: g.fence })).toEqual({
+      type: 'lock_released',
+      released: true,
+    });
+    expect(dropped()).toBe(3);
+  });
+
+  it('keeps mutual exclusion and grant-ordered fences among racing blocking acquirers', async () => {
+    const b = backend();
+    let inside = 0;
+    let maxInside = 0;
+    const grants: LockGrant[] = [];
+    const worker = async (w: number) => {
+      for (let round = 0; round < 3; round++) {
+        const g = grantOf(
+          await b.write(
+            { type: 'lock_acquire', namespace: 'race', key: 'k', owner: `w${w}`, ttlSeconds: 30, waitSeconds: 30 },
+            { waitMs: 30_000 },
+          ),
+        );
+        inside++;
+        maxInside = Math.max(maxInside, inside);
+        grants.push(g);
+        await new Promise((r) => setTimeout(r, 5));
+        inside--;
+        const released = await b.write({
+          type: 'lock_release',
+          namespace: 'race',
+          key: 'k',
+          owner: g.owner,
+          fence: g.fence,
+        });
+        expect(released).toEqual({ type: 'lock_released', released: true });
+      }
+    };
+    await Promise.all([0, 1, 2, 3, 4].map(worker));
+    expect(maxInside).toBe(1);
+    expect(grants).toHaveLength(15);
+    for (let i = 1; i < grants.length; i++) {
+      expect((grants[i] as LockGrant).fence).toBeGreaterThan((grants[i - 1] as LockGrant).fence);
+    }
+    await eventually(async () => (await rawWaiterKeys(b, 'race', 'k')) === 0, 5_000, 'no waiter keys left');
   });
 
   it('keeps fences strictly increasing while etcd members are killed with SIGKILL and restarted', async () => {

@@ -130,3 +130,26 @@ export function normalized(r: OpResult | string, ranks: TokenRanks): unknown {
     }),
   );
 }
+
+/**
+ * Makes the next `count` write transactions that carry a request id apply on
+ * etcd and then lose their answer (a connection reset after the commit): the
+ * backend resends, and must answer from the request record instead of
+ * applying again. Returns how many answers were dropped so far.
+ */
+export function loseAnswers(b: EtcdBackend, count: number): () => number {
+  const kv = b.client.kv;
+  const original = kv.txn.bind(kv);
+  let dropped = 0;
+  const marker = Buffer.from(`${b.keys.prefix}/x/`, 'utf8');
+  kv.txn = async (req, options) => {
+    const res = await original(req, options);
+    const carriesRequest = (req.success ?? []).some((op) => op.request_put?.key?.includes(marker));
+    if (carriesRequest && res.succeeded && dropped < count) {
+      dropped++;
+      throw new Error('read ECONNRESET (answer lost after the commit)');
+    }
+    return res;
+  };
+  return () => dropped;
+}
