@@ -382,6 +382,24 @@ describe.skipIf(!bin)('locks on a 3-member etcd', () => {
     await cluster.restart(leader);
   });
 
+  it('on the real clock, hands the lock to a waiter at the holder’s deadline although the etcd leader was killed mid-TTL', async () => {
+    const b = backend();
+    const h = grantOf(await b.write({ type: 'lock_acquire', namespace: 'rt', key: 'k', owner: 'h', ttlSeconds: 3 }));
+    const waiting = b.write(
+      { type: 'lock_acquire', namespace: 'rt', key: 'k', owner: 'w', ttlSeconds: 30, waitSeconds: 20 },
+      { waitMs: 20_000 },
+    );
+    await eventually(async () => (await waiters(b, 'rt', 'k')) === 1, 5_000, 'waiter queued');
+    const leader = await cluster.leaderIndex();
+    await cluster.kill(leader);
+    const g = grantOf(await waiting);
+    // Granted no earlier than the holder's deadline, and not a TTL later (etcd's restarted leases play no part).
+    expect(g.acquiredAt).toBeGreaterThanOrEqual(h.expiresAt);
+    expect(g.acquiredAt - h.expiresAt).toBeLessThan(2_500);
+    expect(g.fence).toBeGreaterThan(h.fence);
+    await cluster.restart(leader);
+  });
+
   it('fails a blocking acquire within its bound when etcd is unreachable, never hanging', async () => {
     const b = backendOn(cluster, { nowMs: () => Date.now() }, seed, {
       endpoints: ['http://127.0.0.1:9'],
