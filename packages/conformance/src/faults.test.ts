@@ -65,7 +65,7 @@ async function parleyCheck(model: string, events: HistoryEvent[]): Promise<{ cod
 describe.skipIf(!etcd.available)('faults on etcd processes', () => {
   it(`${CLIENTS} clients for ${SECONDS} s while members are killed and restarted: every history checks`, async () => {
     await withSeed(testSeed(1800), async (seed) => {
-      const models: FaultModel[] = ['entry'];
+      const models: FaultModel[] = ['entry', 'lock', 'lease'];
       const report = await runFaultWorkload({
         seed,
         durationMs: SECONDS * 1000,
@@ -76,9 +76,9 @@ describe.skipIf(!etcd.available)('faults on etcd processes', () => {
       expect(report.unexpected).toEqual([]);
       expect(report.kills).toBeGreaterThan(0);
       if (process.env.PARLEY_FAULT_STATS) {
-        const ok = report.histories.entry.events().filter((e) => e.type === 'ok').length;
+        const ok = models.map((m) => `${m} ${report.histories[m].events().filter((e) => e.type === 'ok').length}`);
         console.log(
-          `faults: ${report.calls} calls, ${ok} ok, ${report.indeterminate} indeterminate, ${report.kills} kills`,
+          `faults: ${report.calls} calls (ok: ${ok.join(', ')}), ${report.indeterminate} indeterminate, ${report.kills} kills, ${report.restartMs.join('/')} ms restarts`,
         );
       }
       for (const m of models) {

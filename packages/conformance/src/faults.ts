@@ -46,6 +46,8 @@ export interface FaultRunReport {
   calls: number;
   indeterminate: number;
   kills: number;
+  /** How long each restart took until the cluster took writes again, in ms. */
+  restartMs: number[];
   /** Unexpected error codes (neither observed nor unavailable/timeout), at most 10. */
   unexpected: string[];
 }
@@ -62,7 +64,7 @@ export async function runFaultWorkload(o: FaultRunOptions): Promise<FaultRunRepo
     lock: new HistoryRecorder({ nowMs: now, maxEvents: 200_000 }),
     lease: new HistoryRecorder({ nowMs: now, maxEvents: 200_000 }),
   };
-  const report: FaultRunReport = { histories, calls: 0, indeterminate: 0, kills: 0, unexpected: [] };
+  const report: FaultRunReport = { histories, calls: 0, indeterminate: 0, kills: 0, restartMs: [], unexpected: [] };
   let counter = 0;
   const end = now() + o.durationMs;
 
@@ -301,7 +303,9 @@ export async function runFaultWorkload(o: FaultRunOptions): Promise<FaultRunRepo
         report.kills++;
       }
       await sleep(500 + rng.int(700));
+      const t = now();
       for (const v of victims) await cluster.restart(v);
+      report.restartMs.push(Math.round(now() - t));
     }
   }
 

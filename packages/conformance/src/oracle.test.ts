@@ -31,7 +31,11 @@ describe.skipIf(!etcd.available)('oracle: built-in Raft and etcd agree step by s
       expect(report.orderViolations).toEqual({ a: [], b: [] });
       expect(report.steps).toBe(STEPS);
       // The workload reached the interesting outcomes, not only the happy path.
-      for (const outcome of ['set:ok', 'set:version_mismatch', 'set:key_already_exists', 'claim:ok', 'get:ok']) {
+      const outcomes = ['set:ok', 'set:version_mismatch', 'set:key_already_exists', 'claim:ok', 'get:ok', 'list:ok'];
+      if (kinds.includes('lock')) outcomes.push('acquire:ok', 'acquire:lock_held', 'release:ok', 'set:fence_stale');
+      if (kinds.includes('lease'))
+        outcomes.push('lease:ok', 'lease:lock_held', 'lease-write:ok', 'lease-write:lease_lost');
+      for (const outcome of outcomes) {
         expect(report.coverage[outcome], `${outcome} in ${JSON.stringify(report.coverage)}`).toBeGreaterThan(0);
       }
     });
