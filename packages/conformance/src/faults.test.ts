@@ -11,10 +11,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testSeed, withSeed } from '@parley/interface';
+import { createMemoryNetwork, silentLogger } from '@parley/net';
+import { createNode } from '@parley/node';
 import { checkLinearizability, getModel, type HistoryEvent, toPorcupineLog } from '@parley/sim';
 import { runCheckCli } from '@parley/sim/cli/check';
+import { MemoryKVStorage, MemoryRaftLogStorage } from '@parley/storage';
 import { afterEach, describe, expect, it } from 'vitest';
-import { etcdStrongNode, type StrongNode } from './backends.js';
+import { type EtcdStrongNodeOptions, etcdStrongNode, quietLogger, type StrongNode } from './backends.js';
 import { etcdFixture } from './etcd-fixture.js';
 import { type FaultModel, runFaultWorkload } from './faults.js';
 import { dropVersionCompare } from './planted.js';
@@ -30,14 +33,28 @@ afterEach(async () => {
 });
 
 let prefixes = 0;
-function clients(wrap?: Parameters<typeof etcdStrongNode>[0]['wrap']): StrongNode[] {
+/**
+ * One Parley node per client, all on the same etcd prefix (one Parley cluster):
+ * real nodes (`createNode({ strong: { etcd } })`), or with `wrap`, the same
+ * strong faces over a wrapped backend (a planted bug).
+ */
+async function clients(wrap?: EtcdStrongNodeOptions['wrap']): Promise<StrongNode[]> {
   const prefix = `/faults-${process.pid}-${++prefixes}`;
+  const endpoints = etcd.cluster().endpoints;
+  const made: StrongNode[] = [];
   for (let i = 0; i < CLIENTS; i++) {
-    nodes.push(
-      etcdStrongNode({ endpoints: etcd.cluster().endpoints, prefix, callTimeoutMs: 3_000, ...(wrap ? { wrap } : {}) }),
-    );
+    const node: StrongNode = wrap
+      ? etcdStrongNode({ endpoints, prefix, callTimeoutMs: 3_000, wrap })
+      : await createNode({
+          transport: createMemoryNetwork().createTransport({ logger: silentLogger }),
+          storage: { kv: new MemoryKVStorage(), raftLog: new MemoryRaftLogStorage() },
+          logger: quietLogger,
+          strong: { etcd: { endpoints, prefix, callTimeoutMs: 3_000 } },
+        });
+    made.push(node);
+    nodes.push(node);
   }
-  return nodes.slice(-CLIENTS);
+  return made;
 }
 
 /** `parley-check --model <model>` on the history, as a file in Porcupine's line format. */
@@ -69,7 +86,7 @@ describe.skipIf(!etcd.available)('faults on etcd processes', () => {
       const report = await runFaultWorkload({
         seed,
         durationMs: SECONDS * 1000,
-        nodes: clients(),
+        nodes: await clients(),
         models,
         cluster: etcd.cluster(),
       });
@@ -96,7 +113,7 @@ describe.skipIf(!etcd.available)('faults on etcd processes', () => {
       const report = await runFaultWorkload({
         seed,
         durationMs: 3_000,
-        nodes: clients(dropVersionCompare),
+        nodes: await clients(dropVersionCompare),
         models: ['entry'],
       });
       const verdict = checkLinearizability(getModel('parley-entry')!, report.histories.entry.events(), {
