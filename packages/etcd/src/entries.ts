@@ -37,6 +37,7 @@ import {
 import type { ICompare, IKeyValue, IRequestOp, IResponseOp } from 'etcd3';
 import type { EtcdContext, NewRequest, OpCall } from './context.js';
 import { newRequest } from './context.js';
+import { prefixEnd } from './keys.js';
 import { roomCompares } from './list.js';
 import { decodeEntryRecord, type EntryRecord, encodeEntryRecord } from './record.js';
 import type { TxnOutcome } from './txn.js';
@@ -117,9 +118,11 @@ export function checkTtl(ctx: EtcdContext, ttl: unknown, fallback: number): numb
 }
 
 /** The state one round decides from: the entry's and (when fenced) the lock slot's key-values. */
-interface Snapshot {
+export interface Snapshot {
   entry: IKeyValue | undefined;
   lock: IKeyValue | undefined;
+  /** etcd's raw key count of the entry's namespace (live and awaiting cleanup), read in the same snapshot. */
+  namespaceKeys: number | undefined;
   revision: number;
 }
 
@@ -147,13 +150,23 @@ export async function writeLoop(
   decide: (s: Snapshot) => Promise<Decision>,
   replay: (stored: JsonValue, revision: number) => OpResult,
 ): Promise<OpResult> {
-  const reads = lockKey ? [rangeOp(entryKey), rangeOp(lockKey)] : [rangeOp(entryKey)];
-  const first = await ctx.calls.txn({ compares: [], success: reads }, call);
-  let snap: Snapshot = {
-    entry: firstKv(first.responses[0]),
-    lock: firstKv(first.responses[1]),
-    revision: first.revision,
+  // One read of the entry, the fence's lock slot and the namespace's key count (for the key bound).
+  const name = ctx.keys.parseEntry(entryKey);
+  const nsStart = name ? ctx.keys.namespaceEntries(name.namespace) : undefined;
+  const reads: IRequestOp[] = [rangeOp(entryKey)];
+  if (lockKey) reads.push(rangeOp(lockKey));
+  if (nsStart) reads.push({ request_range: { key: nsStart, range_end: prefixEnd(nsStart), count_only: true } });
+  const toSnapshot = (responses: IResponseOp[], revision: number): Snapshot => {
+    const count = nsStart ? responses[lockKey ? 2 : 1]?.response_range?.count : undefined;
+    return {
+      entry: firstKv(responses[0]),
+      lock: lockKey ? firstKv(responses[1]) : undefined,
+      namespaceKeys: count === undefined ? undefined : Number(count),
+      revision,
+    };
   };
+  const first = await ctx.calls.txn({ compares: [], success: reads }, call);
+  let snap = toSnapshot(first.responses, first.revision);
   let request: NewRequest | undefined;
   for (let round = 0; round < MAX_WRITE_ROUNDS; round++) {
     const d = await decide(snap);
@@ -181,7 +194,7 @@ export async function writeLoop(
     }
     if (out.replayed) return replay(out.replayed.result, out.replayed.revision);
     if (out.succeeded) return d.result(out.revision);
-    snap = { entry: firstKv(out.responses[0]), lock: firstKv(out.responses[1]), revision: out.revision };
+    snap = toSnapshot(out.responses, out.revision);
   }
   throw new UnavailableError(`write lost ${MAX_WRITE_ROUNDS} rounds in a row to concurrent writers; retry`, {
     backend: 'etcd',
@@ -253,7 +266,7 @@ export async function setEntry(
           );
         }
       }
-      if (!existing) compares.push(...(await roomCompares(ctx, namespace, call)));
+      if (!existing) compares.push(...(await roomCompares(ctx, namespace, call, snap.namespaceKeys)));
       const record: EntryRecord = {
         kind: 'value',
         value,
@@ -365,7 +378,7 @@ export async function claimEntry(
         const entry = entryView(namespace, key, existing.kv, existing.record);
         return { done: { type: 'claim', won: false, value: entry.value, version: entry.version, entry } };
       }
-      const compares = await roomCompares(ctx, namespace, call);
+      const compares = await roomCompares(ctx, namespace, call, snap.namespaceKeys);
       const record: EntryRecord = {
         kind: 'claim' as EntryKind,
         value,

@@ -109,11 +109,19 @@ export async function scanNamespace(
  * the write's transaction fail if any key of the namespace was created or
  * changed since the count, so racing creates cannot pass the bound together.
  */
-export async function roomCompares(ctx: EtcdContext, namespace: string, call: CallBound): Promise<ICompare[]> {
+export async function roomCompares(
+  ctx: EtcdContext,
+  namespace: string,
+  call: CallBound,
+  /** The raw key count when the caller already read it (in its write's snapshot). */
+  knownCount?: number,
+): Promise<ICompare[]> {
   const start = ctx.keys.namespaceEntries(namespace);
   const max = ctx.limits.maxKeysPerNamespace;
-  const counted = await ctx.calls.range({ key: start, range_end: prefixEnd(start), count_only: true }, call);
-  if (Number(counted.count) + NEAR_FULL_MARGIN < max) return [];
+  const count =
+    knownCount ??
+    Number((await ctx.calls.range({ key: start, range_end: prefixEnd(start), count_only: true }, call)).count);
+  if (count + NEAR_FULL_MARGIN < max) return [];
   const { entries, revision } = await scanNamespace(ctx, namespace, call);
   const now = ctx.clock.nowMs();
   const live = entries.filter((e) => e.record.expiresAt > now).length;
