@@ -6,6 +6,7 @@
 import { testSeed, withSeed } from '@parley/interface';
 import { afterAll, describe, expect, it } from 'vitest';
 import { raftBackend } from './backends.js';
+import { JumpClock } from './clock.js';
 import { runOracle } from './oracle.js';
 import { dropVersionCompareOnNode } from './planted.js';
 
@@ -15,8 +16,15 @@ describe('oracle on two built-in nodes', () => {
 
   it('agree on entries, claims, lists, locks, fenced writes and leases', async () => {
     await withSeed(testSeed(7), async (seed) => {
-      const kinds = ['entry', 'claim', 'list', 'lock', 'lease'] as const;
-      const report = await runOracle(seed, 300, kinds, await raft.node(), await raft.node());
+      const [clockA, clockB] = [new JumpClock(), new JumpClock()];
+      const kinds = ['entry', 'claim', 'list', 'lock', 'lease', 'time'] as const;
+      const report = await runOracle(
+        seed,
+        300,
+        kinds,
+        { node: await raft.node({ clock: clockA }), clock: clockA },
+        { node: await raft.node({ clock: clockB }), clock: clockB },
+      );
       expect(report.difference, JSON.stringify(report.difference)).toBeUndefined();
       expect(report.orderViolations).toEqual({ a: [], b: [] });
       for (const outcome of [
@@ -38,7 +46,13 @@ describe('oracle on two built-in nodes', () => {
   it('a planted CAS without its version compare is caught where it first differs', async () => {
     await withSeed(testSeed(7), async (seed) => {
       const planted = dropVersionCompareOnNode(await raft.node());
-      const report = await runOracle(seed, 300, ['entry', 'claim', 'list'], await raft.node(), planted);
+      const report = await runOracle(
+        seed,
+        300,
+        ['entry', 'claim', 'list'],
+        { node: await raft.node() },
+        { node: planted },
+      );
       expect(report.difference).toBeDefined();
       expect(report.difference?.op).toMatchObject({ f: 'set', ifVersion: expect.any(String) });
       expect(report.difference?.a).toEqual({ error: 'version_mismatch' });

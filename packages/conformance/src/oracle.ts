@@ -17,8 +17,10 @@ import type { JsonValue } from '@parley/coord';
 import { isParleyError, SeededRandom } from '@parley/interface';
 import type { Lease } from '@parley/node';
 import type { StrongNode } from './backends.js';
+import type { JumpClock } from './clock.js';
 
-export type OracleKind = 'entry' | 'claim' | 'list' | 'lock' | 'lease';
+/** Kinds of operation; `time` adds short TTLs (5 s) and steps of the runs' clocks. */
+export type OracleKind = 'entry' | 'claim' | 'list' | 'lock' | 'lease' | 'time';
 
 /** A token reference: the name of a token an earlier step revealed. */
 type Ref = string;
@@ -29,22 +31,25 @@ export type OracleOp =
       f: 'set';
       key: string;
       value: JsonValue;
+      ttl: number;
       ifNotExists?: true;
       ifVersion?: Ref;
       fence?: { key: string; fence: Ref };
     }
   | { f: 'delete'; key: string; ifVersion?: Ref }
-  | { f: 'claim'; key: string; value: JsonValue }
+  | { f: 'claim'; key: string; value: JsonValue; ttl: number }
   | { f: 'list' }
-  | { f: 'acquire'; key: string; owner: string }
-  | { f: 'renew'; key: string; owner: string; fence: Ref }
+  | { f: 'acquire'; key: string; owner: string; ttl: number }
+  | { f: 'renew'; key: string; owner: string; fence: Ref; ttl: number }
   | { f: 'release'; key: string; owner: string; fence: Ref }
   | { f: 'inspect'; key: string }
-  | { f: 'lease'; key: string; holder: string; state: JsonValue }
-  | { f: 'lease-renew'; lease: Ref }
+  | { f: 'lease'; key: string; holder: string; state: JsonValue; ttl: number }
+  | { f: 'lease-renew'; lease: Ref; ttl: number }
   | { f: 'lease-write'; lease: Ref; state: JsonValue; ifVersion?: Ref }
   | { f: 'lease-release'; lease: Ref; state: JsonValue }
-  | { f: 'attach'; key: string; holder: string };
+  | { f: 'attach'; key: string; holder: string }
+  /** Time passes: each run's clock moves forward by `ms`, and a write outside the workload's namespaces follows. */
+  | { f: 'wait'; ms: number };
 
 /** A step's outcome with tokens replaced by their names. */
 export type Normalized = { ok: unknown } | { error: string };
@@ -54,6 +59,10 @@ const CLAIM_KEYS = ['c0', 'c1'];
 const LOCK_KEYS = ['m0', 'm1'];
 const LEASE_KEYS = ['l0', 'l1'];
 const OWNERS = ['a', 'b', 'c'];
+/** A TTL that runs out within a few `wait` steps (seconds). */
+const SHORT_TTL_S = 5;
+/** One `wait` step: below the built-in's `maxTimeStepMs` (5 s). */
+const WAIT_MS = 3_000;
 const TIME_FIELDS = new Set(['createdAt', 'updatedAt', 'expiresAt', 'acquiredAt', 'deadlineAt']);
 const NS = 'oracle';
 const LOCK_NS = 'oracle-locks';
@@ -67,7 +76,10 @@ export class OracleRun {
   private readonly lastToken = new Map<string, number>();
   readonly orderViolations: string[] = [];
 
-  constructor(private readonly node: StrongNode) {}
+  constructor(
+    private readonly node: StrongNode,
+    private readonly clock?: JumpClock,
+  ) {}
 
   private token(kind: 'v' | 'f', raw: string | number, step: number, place: string, key?: string): Ref {
     const id = kind === 'f' ? `f:${key}:${String(raw)}` : `v:${String(raw)}`;
@@ -131,7 +143,7 @@ export class OracleRun {
         return (await ns.get(op.key)) ?? null;
       case 'set': {
         const r = await ns.set(op.key, op.value, {
-          ttl: 600,
+          ttl: op.ttl,
           ...(op.ifNotExists ? { ifNotExists: true } : {}),
           ...(op.ifVersion ? { ifVersion: this.value<string>(op.ifVersion) } : {}),
           ...(op.fence
@@ -145,26 +157,26 @@ export class OracleRun {
           deleted: await ns.delete(op.key, op.ifVersion ? { ifVersion: this.value<string>(op.ifVersion) } : {}),
         };
       case 'claim': {
-        const r = await ns.claim(op.key, op.value, { ttl: 600 });
+        const r = await ns.claim(op.key, op.value, { ttl: op.ttl });
         return { won: r.won, value: r.value, version: r.version, entry: r.entry };
       }
       case 'list':
         return await ns.list({ sortBy: 'key' });
       case 'acquire':
-        return await locks.acquire(op.key, { owner: op.owner, ttl: 600 });
+        return await locks.acquire(op.key, { owner: op.owner, ttl: op.ttl });
       case 'renew':
-        return await locks.renew(op.key, { owner: op.owner, fence: this.value<number>(op.fence), ttl: 600 });
+        return await locks.renew(op.key, { owner: op.owner, fence: this.value<number>(op.fence), ttl: op.ttl });
       case 'release':
         return { released: await locks.release(op.key, { owner: op.owner, fence: this.value<number>(op.fence) }) };
       case 'inspect':
         return await locks.inspect(op.key);
       case 'lease': {
-        const l = await ns.lease(op.key, { ttl: 600, holder: op.holder, state: op.state });
+        const l = await ns.lease(op.key, { ttl: op.ttl, holder: op.holder, state: op.state });
         this.leases.set(`lease@${step}`, l);
         return l.view;
       }
       case 'lease-renew':
-        return await this.lease(op.lease).renew(600);
+        return await this.lease(op.lease).renew(op.ttl);
       case 'lease-write':
         return await this.lease(op.lease).updateState(
           op.state,
@@ -173,6 +185,12 @@ export class OracleRun {
       case 'lease-release':
         await this.lease(op.lease).release(op.state);
         return { released: true };
+      case 'wait': {
+        if (!this.clock) throw new Error('a wait step needs the run to have a JumpClock');
+        this.clock.advance(op.ms);
+        await this.node.strong('oracle-clock').set('tick', step);
+        return null;
+      }
       case 'attach': {
         const l = await ns.attach(op.key, op.holder);
         if (l) this.leases.set(`lease@${step}`, l);
@@ -203,6 +221,9 @@ function pick<T>(rng: SeededRandom, xs: readonly T[]): T {
 function nextOp(rng: SeededRandom, kinds: readonly OracleKind[], known: Known, step: number): OracleOp {
   const kind = pick(rng, kinds);
   const value = { step, n: rng.int(100) };
+  // With `time`, one TTL in three is short enough to run out during the workload.
+  const timed = kinds.includes('time');
+  const ttl = () => (timed && rng.int(3) === 0 ? SHORT_TTL_S : 600);
   const someVersion = (key: string): Ref | undefined => {
     const own = known.versions.get(key) ?? [];
     // Mostly the newest version of the key; sometimes a stale one, or another key's.
@@ -217,11 +238,11 @@ function nextOp(rng: SeededRandom, kinds: readonly OracleKind[], known: Known, s
       const key = pick(rng, ENTRY_KEYS);
       const r = rng.int(10);
       if (r < 2) return { f: 'get', key };
-      if (r < 4) return { f: 'set', key, value };
-      if (r < 5) return { f: 'set', key, value, ifNotExists: true };
+      if (r < 4) return { f: 'set', key, value, ttl: ttl() };
+      if (r < 5) return { f: 'set', key, value, ttl: ttl(), ifNotExists: true };
       if (r < 7) {
         const v = someVersion(key);
-        return v ? { f: 'set', key, value, ifVersion: v } : { f: 'set', key, value };
+        return v ? { f: 'set', key, value, ttl: ttl(), ifVersion: v } : { f: 'set', key, value, ttl: ttl() };
       }
       if (r < 8) {
         const v = someVersion(key);
@@ -230,27 +251,27 @@ function nextOp(rng: SeededRandom, kinds: readonly OracleKind[], known: Known, s
       return { f: 'delete', key };
     }
     case 'claim':
-      return { f: 'claim', key: pick(rng, CLAIM_KEYS), value };
+      return { f: 'claim', key: pick(rng, CLAIM_KEYS), value, ttl: ttl() };
     case 'list':
       return { f: 'list' };
     case 'lock': {
       const key = pick(rng, LOCK_KEYS);
       const grants = known.fences.get(key) ?? [];
       const r = rng.int(10);
-      if (r < 3 || grants.length === 0) return { f: 'acquire', key, owner: pick(rng, OWNERS) };
+      if (r < 3 || grants.length === 0) return { f: 'acquire', key, owner: pick(rng, OWNERS), ttl: ttl() };
       const g = rng.int(3) === 0 ? pick(rng, grants) : (grants[grants.length - 1] as { owner: string; fence: Ref });
       if (r < 5) return { f: 'release', key, owner: g.owner, fence: g.fence };
-      if (r < 6) return { f: 'renew', key, owner: g.owner, fence: g.fence };
+      if (r < 6) return { f: 'renew', key, owner: g.owner, fence: g.fence, ttl: ttl() };
       if (r < 7) return { f: 'inspect', key };
-      return { f: 'set', key: pick(rng, ENTRY_KEYS), value, fence: { key, fence: g.fence } };
+      return { f: 'set', key: pick(rng, ENTRY_KEYS), value, ttl: ttl(), fence: { key, fence: g.fence } };
     }
     case 'lease': {
       const key = pick(rng, LEASE_KEYS);
       const mine = known.leases.filter((l) => l.key === key);
       const r = rng.int(10);
-      if (r < 3 || mine.length === 0) return { f: 'lease', key, holder: pick(rng, OWNERS), state: value };
+      if (r < 3 || mine.length === 0) return { f: 'lease', key, holder: pick(rng, OWNERS), state: value, ttl: ttl() };
       const l = rng.int(3) === 0 ? pick(rng, mine) : (mine[mine.length - 1] as { key: string; ref: Ref });
-      if (r < 5) return { f: 'lease-renew', lease: l.ref };
+      if (r < 5) return { f: 'lease-renew', lease: l.ref, ttl: ttl() };
       if (r < 7) {
         const v = someVersion(`lease:${key}`);
         return { f: 'lease-write', lease: l.ref, state: value, ...(v && rng.int(2) === 0 ? { ifVersion: v } : {}) };
@@ -258,6 +279,8 @@ function nextOp(rng: SeededRandom, kinds: readonly OracleKind[], known: Known, s
       if (r < 8) return { f: 'attach', key, holder: pick(rng, OWNERS) };
       return { f: 'lease-release', lease: l.ref, state: value };
     }
+    case 'time':
+      return { f: 'wait', ms: WAIT_MS };
   }
 }
 
@@ -304,18 +327,24 @@ export interface OracleReport {
   coverage: Record<string, number>;
 }
 
+/** A node under the oracle, with the clock it was started with (needed for the `time` kind). */
+export interface OracleSide {
+  node: StrongNode;
+  clock?: JumpClock;
+}
+
 /** Runs `steps` seeded operations on `a` and `b` in lockstep; stops at the first difference. */
 export async function runOracle(
   seed: number,
   steps: number,
   kinds: readonly OracleKind[],
-  a: StrongNode,
-  b: StrongNode,
+  a: OracleSide,
+  b: OracleSide,
 ): Promise<OracleReport> {
   const rng = new SeededRandom(seed);
   const known: Known = { versions: new Map(), fences: new Map(), leases: [] };
-  const runA = new OracleRun(a);
-  const runB = new OracleRun(b);
+  const runA = new OracleRun(a.node, a.clock);
+  const runB = new OracleRun(b.node, b.clock);
   const coverage: Record<string, number> = {};
   for (let step = 1; step <= steps; step++) {
     const op = nextOp(rng, kinds, known, step);
