@@ -59,5 +59,22 @@ describe('PersistProbe (persist before send)', () => {
     void storage!.save({ entries: [entry(2, 3)] });
     void transport!.request('b', RAFT_PROTOCOL, ack(2)).catch(() => {});
     expect(breaches[2]).toBe('a acknowledged index 2 (term 3) to b while its disk holds term 1 there');
+    await sim.runFor(25);
+
+    // A snapshot at index 3 of term 5 that disagrees with the log there replaces the whole
+    // log, even though the disk held a longer one: once durable, acknowledging 3 is fine,
+    // acknowledging 4 is not (PARLEY_SEED=200076 of raft-5-figure8-random reported the first).
+    await Promise.all([sim.runFor(25), storage!.save({ entries: [entry(3, 3), entry(4, 3)] })]);
+    expect(probe!.durableLast).toBe(4);
+    const snapshot = {
+      meta: { index: 3, term: 5, confState: { voters: ['a', 'b'], learners: [] } },
+      data: new Uint8Array(),
+    };
+    await Promise.all([sim.runFor(25), storage!.save({ snapshot, hardState: { term: 5, vote: '', commit: 3 } })]);
+    expect(probe!.durableLast).toBe(3);
+    void transport!.request('b', RAFT_PROTOCOL, ack(3)).catch(() => {});
+    expect(breaches).toHaveLength(3);
+    void transport!.request('b', RAFT_PROTOCOL, ack(4)).catch(() => {});
+    expect(breaches[3]).toBe('a acknowledged index 4 to b while its disk holds 3');
   });
 });

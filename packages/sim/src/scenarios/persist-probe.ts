@@ -124,10 +124,19 @@ export class PersistProbe {
   }
 
   private mirror(u: RaftLogUpdate): void {
-    if (u.snapshot && u.snapshot.meta.index > this.durableLast) {
-      this.terms.clear();
-      this.durableLast = u.snapshot.meta.index;
-      this.terms.set(u.snapshot.meta.index, u.snapshot.meta.term);
+    if (u.snapshot) {
+      // As the storage does: the entries after the snapshot stay only when the log agrees
+      // with it at its index (a term not remembered, from before this generation, counts
+      // as agreeing); otherwise the snapshot replaces the whole log.
+      const { index, term } = u.snapshot.meta;
+      const held = this.terms.get(index);
+      if (index > this.durableLast || (held !== undefined && held !== term)) {
+        this.terms.clear();
+        this.durableLast = index;
+      } else {
+        for (const i of [...this.terms.keys()]) if (i < index) this.terms.delete(i);
+      }
+      this.terms.set(index, term);
     }
     const entries = u.entries ?? [];
     if (entries.length > 0) {
