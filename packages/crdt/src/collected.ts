@@ -15,14 +15,24 @@ import type { KeyState } from './types.js';
  * the state and the time only, so replicas with the same clock agree on it.
  */
 export function collectableAt(state: KeyState, nowMs: number, graceMs: number): boolean {
-  return nowMs >= expiresAtOf(state) && maxWallOf(state) + graceMs <= nowMs;
+  return nowMs >= expiresAtOf(state) && collectableFrom(state, graceMs) <= nowMs;
+}
+
+/**
+ * The physical ms from which the time rule collects `state` (once it reads as
+ * absent): a tombstone or register `graceMs` after its write; a counter
+ * `graceMs` after it expired, because an increment made just before its expiry,
+ * by a replica that saw it live, still joins it and must find it everywhere.
+ */
+export function collectableFrom(state: KeyState, graceMs: number): number {
+  return (state.type === 'counter' ? expiresAtOf(state) : maxWallOf(state)) + graceMs;
 }
 
 interface Floor {
   /** The latest write of the collected state. */
   readonly latest: Hlc;
-  /** Its physical ms. */
-  readonly wallMs: number;
+  /** From this physical ms on, the time rule collects that state on every replica whose clock says so. */
+  readonly fromMs: number;
 }
 
 /**
@@ -51,10 +61,10 @@ export class CollectedFloors {
   /** Remembers that `state` of `key` was removed here. */
   note(key: string, state: KeyState): void {
     const latest = latestStampOf(state);
-    const wallMs = maxWallOf(state);
+    const fromMs = collectableFrom(state, this.graceMs);
     const prev = this.floors.get(key);
     if (prev && compareHlc(prev.latest, latest) >= 0) return;
-    this.floors.set(key, { latest, wallMs: Math.max(prev?.wallMs ?? 0, wallMs) });
+    this.floors.set(key, { latest, fromMs: Math.max(prev?.fromMs ?? 0, fromMs) });
   }
 
   /** The latest stamp of `key`'s collected state, while a peer may still hold that state. */
@@ -69,6 +79,6 @@ export class CollectedFloors {
   }
 
   private untilMs(f: Floor): number {
-    return f.wallMs + this.graceMs + this.skewMs;
+    return f.fromMs + this.skewMs;
   }
 }

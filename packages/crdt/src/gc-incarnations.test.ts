@@ -6,7 +6,7 @@
  * replica read 7, the others 0, with equal digests).
  */
 import { describe, expect, it } from 'vitest';
-import { type Entry, NamespaceReplica } from './index.js';
+import { type CounterState, type Entry, NamespaceReplica } from './index.js';
 
 const T0 = 1_750_000_000_000;
 /** Short TTLs, so the grace period (= the maximum TTL) passes within a test. */
@@ -56,8 +56,8 @@ describe('counter incarnations racing garbage collection', () => {
       r.merge(a, T0 + 20);
       r.merge(b, T0 + 20);
     }
-    // After the grace period r1 and r2 collect it; r0's gc has not run yet.
-    const t = T0 + 10 + GRACE_MS;
+    // A grace period after it expired, r1 and r2 collect it; r0's gc has not run yet.
+    const t = T0 + 10 + 1_000 + GRACE_MS;
     expect(r1.gc(t).removed).toBe(1);
     expect(r2.gc(t).removed).toBe(1);
     expect(r0.stateOf('c')).toBeDefined();
@@ -108,7 +108,7 @@ describe('counter incarnations racing garbage collection', () => {
     const r0 = replica('r0');
     const r1 = replica('r1');
     r1.merge(r0.increment('c', 5, T0, { ttlSeconds: 1 }), T0);
-    const t = T0 + GRACE_MS;
+    const t = T0 + 1_000 + GRACE_MS;
     expect(r1.gc(t).removed).toBe(1);
     // Concurrent first increments on both sides of the collection count together.
     const d0 = r0.increment('c', 2, t + 10, { ttlSeconds: 2 });
@@ -123,7 +123,7 @@ describe('counter incarnations racing garbage collection', () => {
     const r0 = replica('r0');
     const r1 = replica('r1');
     const old = r0.increment('c', 5, T0, { ttlSeconds: 1 });
-    const t = T0 + GRACE_MS;
+    const t = T0 + 1_000 + GRACE_MS;
     const result = r1.merge(old, t);
     expect(result.changedKeys).toEqual([]);
     expect(r1.stateOf('c')).toBeUndefined();
@@ -139,20 +139,56 @@ describe('counter incarnations racing garbage collection', () => {
     expect(r1.get('c', t + 20)?.value).toBe(3);
   });
 
+  it('collects a counter only a grace period after it expired: an increment just before expiry still joins it everywhere', () => {
+    const r0 = replica('r0');
+    const r1 = replica('r1');
+    const r2 = replica('r2');
+    // r2 counts, r1 sees it, r0 (whose link from r2 is down) counts too; all with a 2 s TTL.
+    const s2 = r2.increment('c', 2, T0, { ttlSeconds: 2 });
+    r1.merge(s2, T0);
+    const s0 = r0.increment('c', 5, T0, { ttlSeconds: 2 });
+    r1.merge(s0, T0);
+    r2.merge(s0, T0);
+    // r0 counts again just before the counter expires; that increment reaches r1 late.
+    const late = r0.increment('c', 1, T0 + 1_999, { ttlSeconds: 2 });
+    r2.merge(late, T0 + 2_000);
+    // Written 2 s ago, expired now: the grace period since its write has passed, but not since its expiry.
+    expect(r1.gc(T0 + GRACE_MS + 1).removed).toBe(0);
+    r1.merge(late, T0 + GRACE_MS + 100);
+    sync([r0, r1, r2], T0 + GRACE_MS + 200);
+    expectSameReads([r0, r1, r2], 'c', T0 + GRACE_MS + 200);
+    expect(r1.get('c', T0 + GRACE_MS + 200)?.value).toBe(8);
+  });
+
+  it("an increment's delta carries the whole incarnation, so a replica that lacks it gets every share", () => {
+    const r0 = replica('r0');
+    const r1 = replica('r1');
+    const r2 = replica('r2');
+    r1.merge(r0.increment('c', 5, T0, { ttlSeconds: 2 }), T0);
+    const d = r1.increment('c', 1, T0 + 10, { ttlSeconds: 2 });
+    expect([...(d.states[0] as CounterState).shares.keys()]).toEqual(['r0', 'r1']);
+    r2.merge(d, T0 + 20);
+    expect(r2.get('c', T0 + 20)?.value).toBe(6);
+  });
+
   it('forgets what it collected once every replica must have collected it too; a fresh key starts from zero', () => {
     const r0 = replica('r0');
     r0.increment('c', 5, T0, { ttlSeconds: 1 });
-    const t = T0 + GRACE_MS;
+    const t = T0 + 1_000 + GRACE_MS;
+    expect(r0.gc(t - 1).removed).toBe(0);
     expect(r0.gc(t).removed).toBe(1);
     expect(r0.stats().collectedKeys).toBe(1);
     // Within the drift bound after the grace period the floor is kept: the new incarnation sits above the old one.
     r0.increment('c', 1, t + 1, { ttlSeconds: 1 });
     expect(r0.stateOf('c')?.wallMs).toBe(T0);
-    const later = T0 + GRACE_MS + DRIFT_MS;
+    // That one is collected in turn; its floor goes once the drift bound has passed too.
+    const later = t + 1 + 1_000 + GRACE_MS;
     expect(r0.gc(later).removed).toBe(1);
-    expect(r0.gc(later + GRACE_MS + DRIFT_MS).removed).toBe(0);
+    expect(r0.gc(later + DRIFT_MS - 1).removed).toBe(0);
+    expect(r0.stats().collectedKeys).toBe(1);
+    expect(r0.gc(later + DRIFT_MS).removed).toBe(0);
     expect(r0.stats().collectedKeys).toBe(0);
-    r0.increment('c', 1, later + GRACE_MS + DRIFT_MS, { ttlSeconds: 1 });
+    r0.increment('c', 1, later + DRIFT_MS, { ttlSeconds: 1 });
     expect(r0.stateOf('c')).toMatchObject({ wallMs: 0, logical: 0, node: '' });
   });
 });

@@ -214,8 +214,9 @@ export class NamespaceReplica {
       const shares = new Map(current.shares);
       shares.set(this.replicaId, share);
       const next: CounterState = { ...current, shares: sortShares(shares) };
-      const delta: CounterState = { ...current, shares: own };
-      return this.applyLocal(key, next, current, delta);
+      // The whole incarnation travels (one share per replica that counted): a replica
+      // that has collected it meanwhile gets it back whole, not as this share alone.
+      return this.applyLocal(key, next, current, next);
     }
     const base = this.incarnationBase(key, current, nowMs);
     const next: CounterState = {
