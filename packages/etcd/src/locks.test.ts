@@ -9,10 +9,22 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LockGrant, Operation, OpResult } from '@parley/coord';
+import { DEFAULT_LIMITS } from '@parley/coord/types';
 import { SeededRandom, testSeed, withSeed } from '@parley/interface';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EtcdBackend } from './backend.js';
 import { prefixEnd } from './keys.js';
+import { MAX_LOCK_ROUNDS } from './lock-io.js';
+import {
+  decodeSlot,
+  decodeWaiter,
+  encodeSlot,
+  encodeWaiter,
+  lockState,
+  type SlotRecord,
+  type WaiterKv,
+  type WaiterRecord,
+} from './lock-records.js';
 import { EtcdCluster } from './testing/etcd-cluster.js';
 import {
   backendOn,
@@ -62,6 +74,75 @@ async function rawWaiterKeys(b: EtcdBackend, namespace: string, key: string): Pr
   const res = await b.client.kv.range({ key: prefix, range_end: prefixEnd(prefix), count_only: true });
   return Number(res.count);
 }
+
+describe('lock records', () => {
+  const slot: SlotRecord = {
+    holder: { owner: 'o', fence: 9, acquiredAt: 1_000, expiresAt: 61_000, ttlSeconds: 60, metadata: { a: [1] } },
+    lastFence: 9,
+    freeSince: 500,
+  };
+  const waiter: WaiterRecord = {
+    owner: 'w',
+    ttlSeconds: 5,
+    metadata: null,
+    enqueuedAt: 2_000,
+    waitDeadlineAt: 12_000,
+    granted: null,
+  };
+
+  it('round-trip, and reject anything their encoders cannot produce with DecodeError', () => {
+    expect(decodeSlot(encodeSlot(slot), 10_000)).toEqual(slot);
+    expect(decodeWaiter(encodeWaiter(waiter), 10_000)).toEqual(waiter);
+    const granted = { ...waiter, granted: { fence: 11, acquiredAt: 3_000 } };
+    expect(decodeWaiter(encodeWaiter(granted), 10_000)).toEqual(granted);
+    const bad = [
+      '{"format":1}',
+      JSON.stringify({ format: 2, holder: null, lastFence: 1, freeSince: 0 }),
+      JSON.stringify({ format: 1, holder: null, lastFence: -1, freeSince: 0 }),
+      JSON.stringify({ format: 1, holder: null, lastFence: 1, freeSince: 0, extra: 1 }),
+      JSON.stringify({ format: 1, holder: { owner: '' }, lastFence: 1, freeSince: 0 }),
+      JSON.stringify({ format: 1, holder: [], lastFence: 1, freeSince: 0 }),
+      'not json',
+      '[]',
+    ];
+    for (const text of bad) expect(() => decodeSlot(Buffer.from(text), 10_000)).toThrow(/lock slot|lock holder|record/);
+    expect(() => decodeSlot(encodeSlot(slot), 20)).toThrow(/exceeds/);
+    expect(() => decodeWaiter(Buffer.from(JSON.stringify({ ...waiter, format: 1, granted: 3 })), 10_000)).toThrow(
+      /grant/,
+    );
+    expect(() => decodeWaiter(Buffer.from(JSON.stringify({ format: 1 })), 10_000)).toThrow(/lacks/);
+  });
+
+  it('judge holders, waits and idle slots by their own deadlines', () => {
+    const w = (id: string, create: number, record: Partial<WaiterRecord>): WaiterKv => ({
+      key: Buffer.from(id),
+      id,
+      createRevision: create,
+      modRevision: create,
+      record: { ...waiter, ...record },
+    });
+    const waiters = [
+      w('stale', 5, { waitDeadlineAt: 2_500 }),
+      w('spent', 6, { granted: { fence: 7, acquiredAt: 0 } }),
+      w('mine', 7, { granted: { fence: 9, acquiredAt: 1_000 } }),
+      w('live', 8, {}),
+    ];
+    const s = { revision: 10, slotKv: undefined, slot, waiters };
+    const at = lockState(s, 3_000, DEFAULT_LIMITS);
+    expect(at.holder?.owner).toBe('o');
+    expect([at.live, at.stale, at.spent].map((xs) => xs.map((x) => x.id))).toEqual([['live'], ['stale'], ['spent']]);
+    expect(lockState(s, 61_000, DEFAULT_LIMITS).holder).toBeNull();
+    const day = DEFAULT_LIMITS.idleLockRetentionSeconds * 1000;
+    const quiet = { ...s, waiters: [] };
+    expect(lockState(quiet, 61_000 + day - 1, DEFAULT_LIMITS).lastFence).toBe(9);
+    expect(lockState(quiet, 61_000 + day, DEFAULT_LIMITS).lastFence).toBe(0);
+    // A waiter still waiting keeps the slot remembered.
+    expect(
+      lockState({ ...s, waiters: [w('late', 9, { waitDeadlineAt: 61_000 + day + 1 })] }, 61_000 + day, DEFAULT_LIMITS)
+        .lastFence,
+    ).toBe(9);
+  });
+});
 
 describe.skipIf(!bin)('locks on a 3-member etcd', () => {
   beforeAll(async () => {
@@ -317,6 +398,34 @@ describe.skipIf(!bin)('locks on a 3-member etcd', () => {
       expect((grants[i] as LockGrant).fence).toBeGreaterThan((grants[i - 1] as LockGrant).fence);
     }
     await eventually(async () => (await rawWaiterKeys(b, 'race', 'k')) === 0, 5_000, 'no waiter keys left');
+  });
+
+  it('replaces a cleanup lease etcd no longer knows, and gives up with unavailable after MAX_LOCK_ROUNDS lost rounds', async () => {
+    const b = backend();
+    grantOf(await b.write({ type: 'lock_acquire', namespace: 'cl', key: 'a', owner: 'o', ttlSeconds: 30 }));
+    const leaseId = (await b.client.kv.range({ key: b.keys.lock('cl', 'a') })).kvs[0]?.lease as string;
+    expect(leaseId).not.toBe('0');
+    await b.client.leaseClient.leaseRevoke({ ID: leaseId });
+    const granted = b.cleanup.granted;
+    grantOf(await b.write({ type: 'lock_acquire', namespace: 'cl', key: 'b', owner: 'o', ttlSeconds: 30 }));
+    expect(b.cleanup.granted).toBeGreaterThan(granted);
+    expect((await b.client.kv.range({ key: b.keys.lock('cl', 'b') })).kvs[0]?.lease).not.toBe(leaseId);
+
+    // Every commit on lock cl/c loses its compares: the call ends after MAX_LOCK_ROUNDS rounds, retryable.
+    const kv = b.client.kv;
+    const original = kv.txn.bind(kv);
+    const slotKey = b.keys.lock('cl', 'c');
+    let lost = 0;
+    kv.txn = async (req, options) => {
+      if ((req.compare ?? []).some((c) => c.key?.equals(slotKey))) {
+        lost++;
+        return { header: { revision: '1' }, succeeded: false, responses: [] } as never;
+      }
+      return original(req, options);
+    };
+    expect(await codeOf(b.write({ type: 'lock_acquire', namespace: 'cl', key: 'c', owner: 'o' }))).toBe('unavailable');
+    expect(lost).toBe(MAX_LOCK_ROUNDS);
+    kv.txn = original;
   });
 
   it('keeps fences strictly increasing while etcd members are killed with SIGKILL and restarted', async () => {
