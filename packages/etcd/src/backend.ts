@@ -60,6 +60,7 @@ import { RECORD_OVERHEAD_BYTES } from './record.js';
 import { EtcdCalls } from './txn.js';
 import { EtcdWatches } from './watch.js';
 
+/** Options of `new EtcdBackend(…)`: where etcd is, the key prefix, coord's limits, call bounds and seams. */
 export interface EtcdBackendOptions {
   /** Client URLs of the etcd members, e.g. `['http://127.0.0.1:2379']`. */
   endpoints: string[];
@@ -79,6 +80,7 @@ export interface EtcdBackendOptions {
   logger?: { warn(obj: object, msg: string): void };
 }
 
+/** Bound of a strong call that gives none, in ms (as the built-in backend's `callTimeoutMs`). */
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 /** Largest gRPC message the client accepts: a list page of values up to the value limit. */
 const MAX_RECEIVE_BYTES = 64 * 1_048_576;
@@ -93,6 +95,11 @@ function checkShape(op: Operation): void {
   }
 }
 
+/**
+ * coord's StrongBackend over an etcd v3 cluster (see the file comment): `write`,
+ * `read`, `watch`, `usage` and `close`, with the built-in backend's results and
+ * typed errors. Connects lazily; every call is bounded by its `timeoutMs`.
+ */
 export class EtcdBackend implements StrongBackend {
   readonly kind = 'etcd';
   readonly client: Etcd3;

@@ -39,6 +39,7 @@ export interface OpCall extends CallBound {
  */
 export type FenceCheck = (fence: FenceRef, lockKv: IKeyValue | undefined) => ICompare[];
 
+/** The shared state of one backend, handed to every operation module. */
 export interface EtcdContext {
   readonly calls: EtcdCalls;
   readonly keys: KeyLayout;

@@ -20,6 +20,7 @@
  */
 import { DecodeError } from '@parley/interface';
 
+/** The key prefix when none is given. */
 export const DEFAULT_PREFIX = '/parley';
 
 /** Escapes one namespace or key (see the file comment). */

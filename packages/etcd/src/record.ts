@@ -32,6 +32,7 @@ export const RECORD_FORMAT = 1;
 /** Room for a record's fields and escaping around its value, beyond the value limit. */
 export const RECORD_OVERHEAD_BYTES = 64 * 1024;
 
+/** A strong entry as stored in etcd (see the table above); its version is the key's mod_revision. */
 export interface EntryRecord {
   kind: EntryKind;
   value: JsonValue;
@@ -45,6 +46,7 @@ export interface EntryRecord {
 const FIELDS = ['createdAt', 'expiresAt', 'format', 'kind', 'ttlSeconds', 'updatedAt', 'value', 'valueBytes'];
 const KINDS: ReadonlySet<string> = new Set(['value', 'claim', 'lease']);
 
+/** Canonical JSON bytes of an entry record. */
 export function encodeEntryRecord(r: EntryRecord): Buffer {
   return Buffer.from(
     canonicalJson({
