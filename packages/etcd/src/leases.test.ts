@@ -209,6 +209,28 @@ describe.skipIf(!bin)('leases on a 3-member etcd', () => {
     expect(await b.read({ type: 'get', namespace: 'x', key: 'k' })).toMatchObject({ entry: { version: w.version } });
   });
 
+  it('counts leases toward the namespace key bound, as coord does', async () => {
+    const clock = new ManualClock();
+    const b = backendOn(cluster, clock, seed, { limits: { maxKeysPerNamespace: 2 } });
+    opened.push(b);
+    const oracle = new CoordOracle(clock, { maxKeysPerNamespace: 2 });
+    const ops: Operation[] = [
+      { type: 'set', namespace: 'full', key: 'a', value: 1 },
+      { type: 'lease_acquire', namespace: 'full', key: 'l', holder: 'h', ttlSeconds: 5 },
+      { type: 'lease_acquire', namespace: 'full', key: 'm', holder: 'h', ttlSeconds: 5 },
+      { type: 'lease_cooperative_write', namespace: 'full', key: 'n', state: 1 },
+      { type: 'lease_renew', namespace: 'full', key: 'l', holder: 'h', epoch: 0, ttlSeconds: 5 },
+    ];
+    for (const op of ops) {
+      const r = await runOn(b, op);
+      const l = oracle.run(op);
+      expect([op.type, typeof r === 'string' ? r : r.type]).toEqual([op.type, typeof l === 'string' ? l : l.type]);
+    }
+    expect(await runOn(b, { type: 'lease_acquire', namespace: 'full', key: 'm', holder: 'h', ttlSeconds: 5 })).toBe(
+      'namespace_full',
+    );
+  });
+
   it('keeps epochs strictly increasing across releases, deletes and an etcd member’s SIGKILL', async () => {
     const b = backend({ nowMs: () => Date.now() });
     const epochs: number[] = [];

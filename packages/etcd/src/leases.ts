@@ -57,6 +57,9 @@ import { revisionOf, versionOf } from './version.js';
 
 type Op<T extends Operation['type']> = Extract<Operation, { type: T }>;
 
+/** One read of entries.ts's write loop: the entry's key-value and the namespace's raw key count. */
+type WriteSnapshot = Parameters<Parameters<typeof writeLoop>[4]>[0];
+
 /**
  * A lease view as remembered with a request id: everything but the version
  * (the write's revision gives it) and the state (up to the value limit, too
@@ -102,7 +105,7 @@ async function leaseWriteDecision(
   call: OpCall,
   namespace: string,
   key: string,
-  snapEntry: IKeyValue | undefined,
+  snap: WriteSnapshot,
   previous: ReadEntry | undefined,
   doc: LeaseDocument,
   ttlSeconds: number,
@@ -119,8 +122,8 @@ async function leaseWriteDecision(
     updatedAt: previous ? Math.max(now, previous.record.updatedAt) : now,
     expiresAt: Math.max(doc.deadlineAt, now) + ctx.limits.leaseRetentionSeconds * 1000,
   };
-  const compares = [unchanged(entryKey, snapEntry)];
-  if (!previous) compares.push(...(await roomCompares(ctx, namespace, call)));
+  const compares = [unchanged(entryKey, snap.entry)];
+  if (!previous) compares.push(...(await roomCompares(ctx, namespace, call, snap.namespaceKeys)));
   const leaseId = await ctx.cleanup.leaseUntil(record.expiresAt, call);
   const stored: StoredLease = {
     namespace,
@@ -202,7 +205,7 @@ async function leaseAcquire(ctx: EtcdContext, op: Op<'lease_acquire'>, call: OpC
       deadlineAt: now + ttlSeconds * 1000,
       state: hasState ? (newState as JsonValue) : (doc?.state ?? null),
     };
-    return leaseWriteDecision(ctx, call, namespace, key, snap.entry, existing, next, ttlSeconds, now);
+    return leaseWriteDecision(ctx, call, namespace, key, snap, existing, next, ttlSeconds, now);
   });
 }
 
@@ -240,7 +243,7 @@ async function leaseRenew(ctx: EtcdContext, op: Op<'lease_renew'>, call: OpCall)
     const now = ctx.clock.nowMs();
     const { existing, doc } = guardLease(ctx, namespace, key, holder, epoch, snap.entry, now);
     const next = { ...doc, deadlineAt: now + ttlSeconds * 1000 };
-    return leaseWriteDecision(ctx, call, namespace, key, snap.entry, existing, next, ttlSeconds, now);
+    return leaseWriteDecision(ctx, call, namespace, key, snap, existing, next, ttlSeconds, now);
   });
 }
 
@@ -253,7 +256,7 @@ async function leaseWrite(ctx: EtcdContext, op: Op<'lease_write'>, call: OpCall)
     const { existing, doc } = guardLease(ctx, namespace, key, holder, epoch, snap.entry, now);
     if (ifVersion !== undefined) checkIfVersion(namespace, key, ifVersion, existing);
     const next = { ...doc, state };
-    return leaseWriteDecision(ctx, call, namespace, key, snap.entry, existing, next, existing.record.ttlSeconds, now);
+    return leaseWriteDecision(ctx, call, namespace, key, snap, existing, next, existing.record.ttlSeconds, now);
   });
 }
 
@@ -270,7 +273,7 @@ async function leaseRelease(ctx: EtcdContext, op: Op<'lease_release'>, call: OpC
       deadlineAt: now,
       state: hasState ? (state as JsonValue) : doc.state,
     };
-    return leaseWriteDecision(ctx, call, namespace, key, snap.entry, existing, next, existing.record.ttlSeconds, now);
+    return leaseWriteDecision(ctx, call, namespace, key, snap, existing, next, existing.record.ttlSeconds, now);
   });
 }
 
@@ -292,7 +295,7 @@ async function leaseCooperativeWrite(
     const doc = existing ? docOf(existing) : undefined;
     const next: LeaseDocument = doc ? { ...doc, state } : { epoch: 0, holder: null, deadlineAt: now, state };
     const ttlSeconds = existing?.record.ttlSeconds ?? ctx.limits.defaultTtlSeconds;
-    return leaseWriteDecision(ctx, call, namespace, key, snap.entry, existing, next, ttlSeconds, now);
+    return leaseWriteDecision(ctx, call, namespace, key, snap, existing, next, ttlSeconds, now);
   });
 }
 
