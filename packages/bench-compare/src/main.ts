@@ -359,15 +359,22 @@ async function eventualSide(): Promise<void> {
 
   const json = join(root, 'eventual.json');
   const program = join(repoRoot, 'packages', 'node', 'dist', 'bench.js');
-  const code = await new Promise<number | null>((resolveExit, reject) => {
-    const child = spawn(
-      process.execPath,
-      [program, '--side', 'eventual', '--json', json, '--peers', String(opts.nodes - 1), '--only', 'gossip,ae'],
-      { stdio: ['ignore', 'ignore', 'inherit'] },
-    );
-    child.once('error', reject);
-    child.once('exit', resolveExit);
-  });
+  const runNodeBench = () =>
+    new Promise<number | null>((resolveExit, reject) => {
+      const child = spawn(
+        process.execPath,
+        [program, '--side', 'eventual', '--json', json, '--peers', String(opts.nodes - 1), '--only', 'gossip,ae'],
+        { stdio: ['ignore', 'ignore', 'inherit'] },
+      );
+      child.once('error', reject);
+      child.once('exit', resolveExit);
+    });
+  let code = await runNodeBench();
+  if (code !== 0) {
+    // On a loaded machine one of the 19 node processes may miss its 20 s start bound: one more try.
+    process.stderr.write(`\n@parley/node's eventual benchmark exited with ${code}; running it once more\n`);
+    code = await runNodeBench();
+  }
   if (code !== 0) throw new Error(`@parley/node's eventual benchmark exited with ${code}`);
   const results = JSON.parse(readFileSync(json, 'utf8')) as CompareRow[];
   progress.step(`Parley propagation (${opts.nodes} nodes) and anti-entropy (@parley/node bench)`);

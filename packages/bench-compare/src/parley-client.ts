@@ -25,41 +25,48 @@ const node = await createNode({
   raft: config.raft,
   logger: { debug() {}, info() {}, warn() {}, error() {} },
 });
-const ns = node.strong('bench');
-const locks = node.locks('bench');
-
-const adapter: StrongAdapter = {
-  async put(key, value) {
-    await ns.set(key, value);
-  },
-  async version(key) {
-    const e = await ns.get(key);
-    if (e) return e.version;
-    // Initialisation only (a plain value entry, as etcd's put): CAS then runs on it.
-    return (await ns.set(key, '0')).entry.version;
-  },
-  async cas(key, value, version) {
-    try {
-      return (await ns.set(key, value, { ifVersion: version })).entry.version;
-    } catch (err) {
-      if (isParleyError(err, 'version_mismatch')) return null;
-      throw err;
-    }
-  },
-  async claim(key, value) {
-    try {
-      return (await ns.claim(key, value)).won;
-    } catch (err) {
-      if (isParleyError(err, 'key_already_exists')) return false;
-      throw err;
-    }
-  },
-  async lockCycle(key, owner, contended) {
-    // Contenders wait in the lock's FIFO queue (Parley's blocking acquire).
-    const grant = await locks.acquire(key, { owner, ttl: 10, ...(contended ? { wait: 30 } : {}) });
-    await locks.release(key, { owner, fence: grant.fence });
-  },
-};
+/**
+ * One namespace per task (`bench-<prefix>`): claims create a fresh key per
+ * operation, and a namespace holds at most 10,000 live keys by default (etcd
+ * has no such limit), so each task starts with a namespace of its own.
+ */
+function adapterFor(prefix: string): StrongAdapter {
+  const name = `bench-${prefix.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+  const ns = node.strong(name);
+  const locks = node.locks(name);
+  return {
+    async put(key, value) {
+      await ns.set(key, value);
+    },
+    async version(key) {
+      const e = await ns.get(key);
+      if (e) return e.version;
+      // Initialisation only (a plain value entry, as etcd's put): CAS then runs on it.
+      return (await ns.set(key, '0')).entry.version;
+    },
+    async cas(key, value, version) {
+      try {
+        return (await ns.set(key, value, { ifVersion: version })).entry.version;
+      } catch (err) {
+        if (isParleyError(err, 'version_mismatch')) return null;
+        throw err;
+      }
+    },
+    async claim(key, value) {
+      try {
+        return (await ns.claim(key, value)).won;
+      } catch (err) {
+        if (isParleyError(err, 'key_already_exists')) return false;
+        throw err;
+      }
+    },
+    async lockCycle(key, owner, contended) {
+      // Contenders wait in the lock's FIFO queue (Parley's blocking acquire).
+      const grant = await locks.acquire(key, { owner, ttl: 10, ...(contended ? { wait: 30 } : {}) });
+      await locks.release(key, { owner, fence: grant.fence });
+    },
+  };
+}
 
 process.send?.({ type: 'ready' });
 process.on('message', (msg: { type: string; id?: number; task?: StrongTask }) => {
@@ -68,7 +75,7 @@ process.on('message', (msg: { type: string; id?: number; task?: StrongTask }) =>
     return;
   }
   if (msg.type !== 'run' || !msg.task) return;
-  runStrongTask(adapter, msg.task).then(
+  runStrongTask(adapterFor(msg.task.prefix), msg.task).then(
     (result) => process.send?.({ type: 'result', id: msg.id, ok: true, result }),
     (err) => process.send?.({ type: 'result', id: msg.id, ok: false, error: String(err) }),
   );

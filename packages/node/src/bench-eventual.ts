@@ -64,13 +64,16 @@ async function gossipPropagation(bench: Bench): Promise<void> {
   try {
     for (let i = 0; i < PEERS; i++) {
       peers.push(
-        await EventualPeer.start({
-          dataDir: tempDir(),
-          listen: ['/ip4/127.0.0.1/tcp/0'],
-          bootstrap: [...writer.addresses, ...peers.flatMap((p) => p.addresses.slice(0, 1))],
-          psk,
-          namespaces: ['gossip'],
-        }),
+        await EventualPeer.start(
+          {
+            dataDir: tempDir(),
+            listen: ['/ip4/127.0.0.1/tcp/0'],
+            bootstrap: [...writer.addresses, ...peers.flatMap((p) => p.addresses.slice(0, 1))],
+            psk,
+            namespaces: ['gossip'],
+          },
+          60_000,
+        ), // 20 node processes on a loaded 2-core machine: a start can take over 20 s
       );
     }
     const ns = writer.eventual('gossip');

@@ -95,17 +95,10 @@ export class StrongRouter {
    * peer will not be answered by a leader, so they fail now with its hint.
    */
   private learnedLeader(leader: PeerId): void {
-    this.abandon(
-      (a) => a.target !== leader,
-      () => new NotLeaderError(leader),
-    );
-  }
-
-  private abandon(which: (a: Attempt) => boolean, err: () => unknown): void {
     for (const a of [...this.attempts]) {
-      if (!which(a)) continue;
+      if (a.target === leader) continue;
       this.abandoned++;
-      a.abort(err());
+      a.abort(new NotLeaderError(leader));
     }
   }
 
@@ -116,10 +109,6 @@ export class StrongRouter {
     for (const off of this.offs.splice(0)) off();
     for (const t of this.timers) t();
     this.timers.clear();
-    this.abandon(
-      () => true,
-      () => new ClosedError('strong module'),
-    );
   }
 
   /** The members this node knows of: its Raft membership, or the configured voters. */
