@@ -84,6 +84,16 @@ describe('bench:compare pure parts', () => {
       3000,
     );
     expect(tl.match(/<rect x="[\d.]+" y="[\d.]+" width="1.2"/g)).toHaveLength(5);
+    // Acks closer than a pixel share one mark: 1,000 acks within 100 ms draw at most ~20.
+    const dense = timelineChart(
+      'd',
+      [{ label: 'P', color: '#111', trials: [Array.from({ length: 1000 }, (_, i) => i / 10)] }],
+      -500,
+      3000,
+    );
+    const marks = dense.match(/<rect x="[\d.]+" y="[\d.]+" width="1.2"/g)?.length ?? 0;
+    expect(marks).toBeGreaterThan(5);
+    expect(marks).toBeLessThanOrEqual(20);
     expect(tl).toContain('>-500<');
     expect(tl).toContain('>3000<');
     expect(tl).not.toContain('NaN');

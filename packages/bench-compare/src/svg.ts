@@ -115,8 +115,11 @@ export function timelineChart(title: string, timelines: readonly Timeline[], fro
   for (const t of timelines) {
     for (const trial of t.trials) {
       const y = M.t + rowH * (row + 0.5);
-      for (const ms of trial) {
-        if (ms < fromMs || ms > toMs) continue;
+      // One mark per pixel column: thousands of acks per trial would only repeat the same pixels.
+      let lastX = Number.NEGATIVE_INFINITY;
+      for (const ms of [...trial].sort((a, b) => a - b)) {
+        if (ms < fromMs || ms > toMs || xOf(ms) - lastX < 1) continue;
+        lastX = xOf(ms);
         body.push(
           `<rect x="${xOf(ms).toFixed(1)}" y="${(y - rowH * 0.3).toFixed(1)}" width="1.2" height="${(rowH * 0.6).toFixed(1)}" fill="${t.color}"/>`,
         );
