@@ -6,7 +6,7 @@
  * node runs on an in-memory transport: the suite is about the strong side.
  */
 import type { CoordLimits, StrongBackend } from '@parley/coord';
-import { EtcdBackend } from '@parley/etcd';
+import { EtcdBackend, freePort } from '@parley/etcd';
 import { type Clock, Emitter, SeededRandom, systemClock, systemScheduler } from '@parley/interface';
 import { createMemoryNetwork, silentLogger } from '@parley/net';
 import { createNode, type NodeContext, type NodeOptions, type ParleyNode } from '@parley/node';
@@ -42,6 +42,8 @@ export interface BackendUnderTest {
   node(options?: ConformanceNodeOptions): Promise<StrongNode>;
   /** `createNode` options of a node over this backend (for a server the test builds itself). */
   nodeOptions(options?: ConformanceNodeOptions): NodeOptions;
+  /** A node whose backend cannot be reached (no quorum, or no etcd listening); closed by `closeAll`. */
+  unreachableNode(): Promise<StrongNode>;
   /** `parley serve` arguments that select this backend (after `serve`). */
   serveArgs(): string[];
   /** Closes every node started since the last call. */
@@ -82,6 +84,14 @@ abstract class NodeTracker {
     return n;
   }
 
+  async unreachableNode(): Promise<StrongNode> {
+    const n = await createNode(await this.unreachableOptions());
+    this.open.push(n);
+    return n;
+  }
+
+  protected abstract unreachableOptions(): Promise<NodeOptions>;
+
   async closeAll(): Promise<void> {
     await Promise.allSettled(this.open.splice(0).map((n) => n.close()));
   }
@@ -96,6 +106,13 @@ class RaftBackend extends NodeTracker implements BackendUnderTest {
       ...memoryNodeOptions(options),
       raft: { ...FAST_RAFT, ...(options.limits ? { limits: options.limits } : {}) },
     };
+  }
+
+  /** One voter of three running: no leader can be elected. */
+  protected async unreachableOptions(): Promise<NodeOptions> {
+    const o = memoryNodeOptions({});
+    const self = (o.transport as { peerId: string }).peerId;
+    return { ...o, raft: { ...FAST_RAFT, voters: [self, `${self}-gone-1`, `${self}-gone-2`] } };
   }
 
   serveArgs(): string[] {
@@ -135,6 +152,15 @@ class EtcdBackendUnderTest extends NodeTracker implements BackendUnderTest {
           ...(options.limits ? { limits: options.limits } : {}),
         },
       },
+    };
+  }
+
+  /** An endpoint where no etcd listens. */
+  protected async unreachableOptions(): Promise<NodeOptions> {
+    const port = await freePort();
+    return {
+      ...memoryNodeOptions({}),
+      strong: { etcd: { endpoints: [`http://127.0.0.1:${port}`], prefix: this.fixture.freshPrefix() } },
     };
   }
 

@@ -10,6 +10,7 @@ import { limitsSuite } from './limits.js';
 import { listSuite } from './list.js';
 import { locksSuite } from './locks.js';
 import { ttlSuite } from './ttl.js';
+import { unreachableSuite } from './unreachable.js';
 import { watchSuite } from './watch.js';
 
 /** Registers the whole suite for `backend` (call it from a test file). */
@@ -26,6 +27,7 @@ export function strongConformance(backend: () => BackendUnderTest): void {
     locksSuite(b);
     leasesSuite(b);
     watchSuite(b);
+    unreachableSuite(b);
   });
 }
 
@@ -41,6 +43,7 @@ function lazy(make: () => BackendUnderTest): BackendUnderTest {
       return get().gaps;
     },
     node: (o) => get().node(o),
+    unreachableNode: () => get().unreachableNode(),
     nodeOptions: (o) => get().nodeOptions(o),
     serveArgs: () => get().serveArgs(),
     closeAll: () => (b ? b.closeAll() : Promise.resolve()),
