@@ -104,6 +104,17 @@ export class EtcdCalls {
   private closed = false;
   /** Attempts re-sent after a transient failure (observability, tests). */
   retries = 0;
+  /**
+   * The newest etcd revision any answer to this backend carried: every change
+   * acknowledged to this process is at or below it (a watch "from now on"
+   * starts after it, whichever member serves the watch).
+   */
+  lastRevision = 0;
+
+  private note(revision: string | undefined): void {
+    const r = Number(revision);
+    if (Number.isSafeInteger(r) && r > this.lastRevision) this.lastRevision = r;
+  }
 
   constructor(
     readonly client: Etcd3,
@@ -178,8 +189,10 @@ export class EtcdCalls {
   }
 
   /** A linearizable range read. */
-  range(req: IRangeRequest, bound: CallBound): Promise<IRangeResponse> {
-    return this.run('range', bound, (o) => this.client.kv.range(req, o));
+  async range(req: IRangeRequest, bound: CallBound): Promise<IRangeResponse> {
+    const res = await this.run('range', bound, (o) => this.client.kv.range(req, o));
+    this.note(res.header?.revision);
+    return res;
   }
 
   /** One key's current key-value, or undefined. */
@@ -205,6 +218,7 @@ export class EtcdCalls {
       this.client.kv.txn({ compare: compares, success, failure }, o),
     );
     const revision = Number(res.header.revision);
+    this.note(res.header.revision);
     const responses = [...res.responses];
     if (requestKey === undefined) return { succeeded: res.succeeded, revision, responses };
     const own = responses.pop();

@@ -20,6 +20,11 @@
  *   watch logs a warning and continues from the current revision, as the
  *   built-in backend's polling watch does.
  *
+ * A watch without `fromRevision` starts after the newest revision this
+ * backend has seen in any answer, so no change acknowledged to this process
+ * before the watch began is delivered, even when a lagging etcd member
+ * serves the watch.
+ *
  * Each change is delivered once, in revision order (changes of one
  * transaction, such as a deleteNamespace batch, share a revision and come in
  * etcd's order); etcd3 re-establishes a broken watch stream from the last
@@ -72,7 +77,12 @@ export class EtcdWatches {
     const start = this.ctx.keys.entryPrefix(namespace, filter.prefix ?? '');
     let stopped = false;
     let watcher: Watcher | undefined;
-    let lastRevision = fromRevision ?? 0;
+    // "From now on": after every change this process has been told of, not after whatever the
+    // (possibly lagging) member that serves the watch has applied so far.
+    const startAfter = fromRevision ?? (this.ctx.calls.lastRevision > 0 ? this.ctx.calls.lastRevision : undefined);
+    /** Changes at or below this revision are not this watch's (before its start). */
+    const floor = startAfter ?? 0;
+    let lastRevision = floor;
     let deliveredAtLast = new Set<string>();
     let timer: (() => void) | undefined;
 
@@ -81,7 +91,8 @@ export class EtcdWatches {
         if (stopped) return;
         const revision = Number(ev.kv.mod_revision);
         const id = ev.kv.key.toString('latin1');
-        if (revision < lastRevision || (revision === lastRevision && deliveredAtLast.has(id))) continue;
+        if (revision <= floor || revision < lastRevision) continue;
+        if (revision === lastRevision && deliveredAtLast.has(id)) continue;
         if (revision > lastRevision) {
           lastRevision = revision;
           deliveredAtLast = new Set();
@@ -119,7 +130,7 @@ export class EtcdWatches {
         });
       });
     };
-    open(fromRevision);
+    open(startAfter);
 
     const stop = () => {
       if (stopped) return;
