@@ -125,13 +125,8 @@ export function raftBackend(): BackendUnderTest {
   return new RaftBackend();
 }
 
-/** What the etcd backend does not do yet (each entry goes once its side lands). */
-const ETCD_GAPS: readonly KnownGap[] = [
-  {
-    pattern: /^a namespace deletion is reported per key/,
-    why: 'a watch from now on sometimes also delivers the change made just before it',
-  },
-];
+/** What the etcd backend does not do yet (each entry goes once its side lands; none today). */
+const ETCD_GAPS: readonly KnownGap[] = [];
 
 class EtcdBackendUnderTest extends NodeTracker implements BackendUnderTest {
   readonly kind = 'etcd' as const;
