@@ -41,4 +41,21 @@ describe('Nemesis', () => {
     expect(sim.hosts().every((h) => h.state === 'up')).toBe(true);
     expect(sim.network.peersOf('a')).toEqual(['b', 'c', 'd', 'e']);
   });
+
+  it('with pauseLeaders: false, pauses only hosts that do not believe they lead', async () => {
+    const sim = new Simulation({ seed: 5 });
+    const ids = ['a', 'b', 'c', 'd', 'e'];
+    for (const id of ids) sim.addHost(id, (ctx) => ctx.transport.start());
+    // Two hosts believe they lead (a deposed leader and its successor): neither may be paused.
+    const leaders = new Set(['a', 'b']);
+    const nemesis = new Nemesis(sim, ids, { pauses: true, pauseLeaders: false, leads: (h) => leaders.has(h) }).start();
+    const paused = new Set<string>();
+    sim.invariant('nemesis/pause-followers', () => {
+      for (const h of sim.hosts()) if (h.state === 'paused') paused.add(h.id);
+    });
+    await sim.runFor(60_000);
+    nemesis.stop();
+    expect(nemesis.stats.pauses).toBeGreaterThan(5);
+    expect([...paused].sort()).toEqual(['c', 'd', 'e']);
+  });
 });

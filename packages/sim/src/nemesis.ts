@@ -24,6 +24,13 @@ export interface NemesisOptions {
   crashes?: boolean;
   /** Pause a host, resume it later. */
   pauses?: boolean;
+  /**
+   * `false`: never pause a host that believes it leads (`leads`), e.g. under lease reads,
+   * which assume no leader process pause. Default true.
+   */
+  pauseLeaders?: boolean;
+  /** Does `host` believe it leads (any term)? Needed with `pauseLeaders: false`. */
+  leads?: (host: PeerId) => boolean;
   /** Hold a link, release it later. */
   clogs?: boolean;
   /** Step a host's clock by up to ±`maxClockJumpMs`. */
@@ -164,7 +171,14 @@ export class Nemesis {
         return;
       }
       case 'pause': {
-        const [h] = this.pick();
+        const leads = this.options.leads;
+        const spareLeaders = this.options.pauseLeaders === false && leads !== undefined;
+        const [h] = spareLeaders
+          ? this.pick(
+              1,
+              this.hosts.filter((x) => !leads(x)),
+            )
+          : this.pick();
         if (!h || this.sim.host(h).state !== 'up') return;
         this.sim.host(h).pause();
         this.stats.pauses++;

@@ -486,6 +486,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
   const nemesis = new Nemesis(sim, voters, {
     ...config.nemesis,
     leader: () => highestTermLeader(voters, app)?.ctx.id,
+    leads: (h) => app(h)?.isLeader() ?? false,
   }).start();
   if (config.network) sim.network.configure(config.network);
 
