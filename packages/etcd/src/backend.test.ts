@@ -340,7 +340,6 @@ describe.skipIf(!bin)('EtcdBackend on a 3-member etcd', () => {
     b.calls.lastRevision = seenUpTo; // as if this process had not heard of a/00 yet
     const seen: StrongChange[] = [];
     const stop = b.watch({ namespace: 'w', prefix: 'a/' }, undefined, (c) => seen.push(c));
-    await new Promise((r) => setTimeout(r, 300)); // the watch stream is being created
     const s1 = (await b.write({ type: 'set', namespace: 'w', key: 'a/1', value: 1 })) as Extract<
       OpResult,
       { type: 'entry' }

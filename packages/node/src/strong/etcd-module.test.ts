@@ -49,8 +49,9 @@ describe.skipIf(!bin)('createNode({ strong: { etcd } })', () => {
     const a = await node('a');
     const b = await node('b');
     const seen: StrongChange[] = [];
+    // A watch "from now on" starts after the newest revision b was told of: let b hear one first.
+    expect(await b.strong('jobs').get('cfg')).toBeUndefined();
     const stop = b.strong('jobs').watch({}, (c) => seen.push(c));
-    await new Promise((r) => setTimeout(r, 300));
     const { entry } = await a.strong('jobs').set('cfg', { pct: 25 });
     expect((await b.strong('jobs').get('cfg'))?.version).toBe(entry.version);
     await expect(b.strong('jobs').set('cfg', { pct: 1 }, { ifNotExists: true })).rejects.toMatchObject({
