@@ -78,7 +78,10 @@ export async function serveParley(args: string[], token: string, timeoutMs = 30_
 
 export interface ApiResponse {
   status: number;
+  headers: Headers;
+  /** The JSON body, or `{}` when the body is not JSON. */
   body: Record<string, unknown>;
+  text: string;
 }
 
 /** One HTTP call; `body` is JSON-encoded unless it is a string (sent as is). */
@@ -103,9 +106,9 @@ export async function api(
   try {
     parsed = JSON.parse(text) as Record<string, unknown>;
   } catch {
-    // not JSON
+    // not JSON (metrics, event streams)
   }
-  return { status: response.status, body: parsed };
+  return { status: response.status, headers: response.headers, body: parsed, text };
 }
 
 export interface CliResult {
