@@ -39,6 +39,8 @@ export interface CrdtReplicaOptions {
   ttl?: { defaultTtlSeconds: number; maxTtlSeconds: number; tombstoneGraceMs: number };
   /** Runs `gc(now)` this often (mean, jittered ±50%); off when absent. */
   gcEveryMs?: number;
+  /** Called after every merge of a peer's delta (gossip or anti-entropy reply): for the scenario's observers. */
+  onMerge?: (node: CrdtReplicaNode) => void;
 }
 
 export interface CrdtReplicaCounters {
@@ -205,6 +207,7 @@ export class CrdtReplicaNode {
     const result = this.replica.merge(delta, this.nowMs());
     this.counters.driftRejections += result.rejectedStates;
     if (result.changedKeys.length > 0) void this.persist(delta);
+    this.options.onMerge?.(this);
   }
 
   private scheduleAntiEntropy(): void {
