@@ -142,6 +142,41 @@ describe('state-machine time moves at most maxTimeStepMs per command', () => {
     expect(sm.timeMs).toBe(T0 + 12_000);
   });
 
+  it('a read after a leaderless stretch judges expiry as a conditional write issued then would', () => {
+    const build = () => {
+      const sm = new CoordStateMachine();
+      let index = 0;
+      const apply = (nowMs: number, op: Operation) => sm.apply({ nowMs, op }, { index: ++index, term: 1 });
+      apply(T0, set('k', 10));
+      apply(T0, { type: 'lock_acquire', namespace: 'n', key: 'lock', owner: 'o', ttlSeconds: 10 });
+      return { sm, apply };
+    };
+    // No command for 60 s: state-machine time is still T0. A reader at T0 + 60 s sees what
+    // a command stamped then would see: time moved by one step (5 s), so both still live.
+    const at = T0 + 60_000;
+    const { sm } = build();
+    expect(sm.query({ type: 'get', namespace: 'n', key: 'k' }, at).ok).toBe(true);
+    expect(sm.query({ type: 'lock_inspect', namespace: 'n', key: 'lock' }, at)).toMatchObject({
+      value: { lock: { holder: { owner: 'o' } } },
+    });
+    expect(sm.timeMs).toBe(T0); // a read moves nothing
+    // Within one step of state-machine time the reader's clock counts as before.
+    expect(sm.query({ type: 'get', namespace: 'n', key: 'k' }, T0 + 4_000).ok).toBe(true);
+    expect(sm.query({ type: 'get', namespace: 'n', key: 'k' }, T0 + 9_999).ok).toBe(true);
+    // The conditional writes issued at that moment agree with those reads.
+    const claim = build().apply(at, { type: 'claim', namespace: 'n', key: 'k', value: 2 });
+    expect(claim.result).toMatchObject({ ok: true, value: { type: 'claim', won: false, value: 1 } });
+    const lock = build().apply(at, { type: 'lock_acquire', namespace: 'n', key: 'lock', owner: 'p', ttlSeconds: 10 });
+    expect(lock.result).not.toMatchObject({ ok: true, value: { type: 'lock' } });
+    // One step later in state-machine time, reads and writes both find them expired.
+    const later = build();
+    later.apply(T0 + 5_000, { type: 'noop' });
+    expect(later.sm.query({ type: 'get', namespace: 'n', key: 'k' }, at).ok).toBe(false);
+    expect(later.apply(at, { type: 'claim', namespace: 'n', key: 'k', value: 2 }).result).toMatchObject({
+      value: { won: true },
+    });
+  });
+
   it('the same through applyBytes, and the bound is configurable (same on every replica)', () => {
     const sm = new CoordStateMachine({ limits: { maxTimeStepMs: 60_000 } });
     sm.applyBytes(encodeCommand({ nowMs: T0, op: { type: 'noop' } }), { index: 1, term: 1 });

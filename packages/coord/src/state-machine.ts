@@ -112,6 +112,13 @@ export class CoordStateMachine {
     return { result, deliveries };
   }
 
+  /** The time `advance` would move state-machine time to for a stamp of `nowMs` (unchanged by a read). */
+  private readTime(nowMs: number | undefined): number {
+    const sm = this.s.nowMs;
+    if (nowMs === undefined || nowMs <= sm) return sm;
+    return sm === 0 ? nowMs : Math.min(nowMs, sm + this.s.limits.maxTimeStepMs);
+  }
+
   private advance(position: LogPosition, stamp: number | undefined): void {
     if (!Number.isSafeInteger(position.index) || position.index <= this.s.lastIndex) {
       throw new InvalidArgumentError(
@@ -186,11 +193,15 @@ export class CoordStateMachine {
 
   /**
    * Answers a read-only operation (get, list, lease_attach, lock_inspect,
-   * lock_list) from the current state without changing it, at time
-   * max(state-machine time, nowMs). Use after a ReadIndex/lease read.
+   * lock_list) from the current state without changing it. Use after a
+   * ReadIndex/lease read. It judges expiry at the time a command stamped
+   * `nowMs` would move state-machine time to (`nowMs`, but at most
+   * `maxTimeStepMs` past state-machine time, never before it), so a read
+   * agrees with a conditional write issued at the same moment even when
+   * state-machine time lags the clocks.
    */
   query(op: Operation, nowMs?: number): CommandResult {
-    const now = Math.max(this.s.nowMs, nowMs ?? 0);
+    const now = this.readTime(nowMs);
     try {
       switch (op.type) {
         case 'get':

@@ -23,7 +23,7 @@ export type { JsonValue } from '@parley/coord';
 
 /** Listing grammar shared by strong and eventual namespaces (coord's parser). */
 export interface ListQuery {
-  /** Substring match on key or value text. */
+  /** Case-insensitive substring match on the key. */
   q?: string;
   /** Filter expression (coord's grammar, e.g. `value.status == "open"`). */
   filter?: string;

@@ -67,7 +67,7 @@ export function replicatedCommands(program: Command): void {
     .command('list')
     .description("list this replica's live entries")
     .requiredOption('-n, --namespace <ns>', 'namespace')
-    .option('-q, --query <text>', 'substring match on key or value')
+    .option('-q, --query <text>', 'case-insensitive substring match on the key')
     .option('--filter <expr>', 'filter on the value, e.g. \'status = "open"\'')
     .option('--sort-by <field>', 'key, created_at or updated_at')
     .option('--sort-order <order>', 'asc or desc')

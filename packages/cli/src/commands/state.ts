@@ -73,7 +73,7 @@ export function stateCommands(program: Command): void {
     .command('list')
     .description('list full entries (search grammar: -q, --filter, --sort-by, --sort-order, -l, --cursor)')
     .requiredOption('-n, --namespace <ns>', 'namespace')
-    .option('-q, --query <text>', 'substring match on key or value')
+    .option('-q, --query <text>', 'case-insensitive substring match on the key')
     .option('--filter <expr>', 'filter on the value, e.g. \'status = "open" and attempts >= 3\'')
     .option('--sort-by <field>', 'key, created_at or updated_at')
     .option('--sort-order <order>', 'asc or desc')
