@@ -7,6 +7,7 @@ import type { Command, CommandResult, Operation, SessionSequencer } from '@parle
 import type { PeerId } from '@parley/interface';
 import type { HistoryValue } from '../check/history.js';
 import type { NemesisOptions } from '../nemesis.js';
+import type { LeaseDriftOptions } from './coord-lease-drift.js';
 
 export interface CoordScenarioConfig {
   name: string;
@@ -38,11 +39,18 @@ export interface CoordScenarioConfig {
    * load: the leader's first step-1 entry is a coord `set` without a session.
    */
   figure8?: boolean;
+  /**
+   * Lease reads under large tick drift inside the lease's assumption (./coord-lease-drift.ts):
+   * one voter's clock runs slow, the others fast (replaces `driftPpm`); leadership is moved
+   * to the slow voter, which is cut off just before a check-quorum round while half the
+   * clients stay pinned to it and read.
+   */
+  leaseDrift?: LeaseDriftOptions;
   /** Largest batch of entries per append message (1: one entry per message). Default: Raft's. */
   maxSizePerMsgBytes?: number;
   /** How leaders confirm reads that skip the log: ReadIndex (`safe`, default) or the lease. */
   readOnly?: 'safe' | 'leaseBased';
-  /** Voters' clock offsets are drawn in ±skewMs (constant), plus ±driftPpm. */
+  /** Voters' clock offsets are drawn in ±skewMs (constant), plus ±driftPpm (or `leaseDrift`'s drifts). */
   skewMs: number;
   driftPpm?: number;
   disk?: { tornWriteRate?: number };

@@ -114,6 +114,20 @@ export const COORD_SCENARIOS: readonly Scenario[] = [
     safetyMs: 10_000,
   }),
   coordScenario({
+    name: 'coord-5-lease-drift',
+    description:
+      "5 voters, 10 clients; lease reads; one voter's clock runs 11% slow, the others 8–10% fast (tick periods 1.22–1.24× apart, inside the lease's 1.29× bound); leadership moves to the slow voter, which is cut off just before a check-quorum round while half the clients stay pinned to it and read through the lease.",
+    voters: 5,
+    workload: 'mixed',
+    clients: 10,
+    readOnly: 'leaseBased',
+    network: { lossRate: 0.01 },
+    nemesis: {},
+    leaseDrift: { slowPpm: -110_000, fastPpm: { min: 80_000, max: 100_000 } },
+    skewMs: 50,
+    safetyMs: 15_000,
+  }),
+  coordScenario({
     name: 'coord-3-clock-behind',
     description:
       '3 voters, 6 clients; clocks up to ±3 s apart (beyond the 1–2 s election timeout) and stepped ±3 s; the nemesis cuts off or crashes the leader, so a new leader often stamps commands behind state-machine time.',

@@ -38,7 +38,9 @@ import {
   TICK_MS,
   VERSION_KEY,
 } from './coord-config.js';
+import { cutLeaderAfterQuorumCheck } from './coord-cut-leader.js';
 import { CoordHost } from './coord-host.js';
+import { leaseDriftClocks, leaseDriftDirector, resyncClocks, resyncedSkewBoundMs } from './coord-lease-drift.js';
 import { staleLeaderDirector } from './coord-stale-leader.js';
 import { mixedWorkload, ttlWorkload } from './coord-workload.js';
 import { figure8Director } from './figure8-director.js';
@@ -63,11 +65,15 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
   // Clock skew between voters: constant offsets plus drift, the bound ε taken over the run.
   const driftPpm = config.driftPpm ?? 0;
   const offsets = voters.map(() => between(rng, -config.skewMs, config.skewMs));
-  const drifts = voters.map(() => between(rng, -driftPpm, driftPpm));
+  // coord-5-lease-drift: one slow voter, the others fast (tick rates within the lease's bound).
+  const leaseClocks = config.leaseDrift && leaseDriftClocks(rng, voters, TICK_MS, config.leaseDrift);
+  const drifts = leaseClocks ? leaseClocks.drifts : voters.map(() => between(rng, -driftPpm, driftPpm));
   const horizonMs = 60_000;
   /** ε: the largest difference between two voters' clocks (or a voter and true time) during the run. */
-  const skewBoundMs =
-    Math.max(0, ...offsets) - Math.min(0, ...offsets) + Math.ceil((2 * driftPpm * horizonMs) / 1_000_000) + 1;
+  const skewBoundMs = leaseClocks
+    ? resyncedSkewBoundMs(offsets, drifts)
+    : Math.max(0, ...offsets) - Math.min(0, ...offsets) + Math.ceil((2 * driftPpm * horizonMs) / 1_000_000) + 1;
+  const resync = leaseClocks ? resyncClocks(sim, voters, offsets) : undefined;
 
   // --- what the replicas did -------------------------------------------------
   const outputAt = new Map<number, string>();
@@ -435,31 +441,9 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     }
   });
 
-  let leaderCuts = 0;
-  if (config.cutLeaderAfterQuorumCheck) {
-    let cutUntil = -1;
-    let nextCut = 1_500 + rng.int(1_000);
-    sim.invariant('coord/cut-leader', () => {
-      const now = sim.nowMs();
-      if (!running) return;
-      if (cutUntil >= 0) {
-        if (now < cutUntil) return;
-        sim.network.heal();
-        cutUntil = -1;
-        nextCut = now + 1_000 + rng.int(1_500);
-        return;
-      }
-      if (now < nextCut) return;
-      // Just before its next check-quorum round: the answers it got since the last one
-      // carry it through that round, so it leads on, cut off, for another election timeout.
-      const l = highestTermLeader(voters, app);
-      const r = l?.driver.node.raft;
-      if (!l || !r || r.electionElapsed !== r.electionTimeout - 1) return;
-      sim.network.partition([l.ctx.id]);
-      cutUntil = now + 2_500 + rng.int(1_500);
-      leaderCuts++;
-    });
-  }
+  const leaderCut = config.cutLeaderAfterQuorumCheck
+    ? cutLeaderAfterQuorumCheck(sim, voters, app, () => running)
+    : undefined;
 
   const figure8 = config.figure8
     ? figure8Director({
@@ -481,6 +465,21 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
 
   const staleLeader = config.staleLeaderReads
     ? staleLeaderDirector({ sim, voters, app, clients, isRunning: () => running })
+    : undefined;
+
+  const leaseDrift = leaseClocks
+    ? leaseDriftDirector({
+        sim,
+        voters,
+        app,
+        clients,
+        isRunning: () => running,
+        slow: leaseClocks.slow,
+        resend: (c) => {
+          retries++;
+          send(c);
+        },
+      })
     : undefined;
 
   const nemesis = new Nemesis(sim, voters, {
@@ -576,8 +575,19 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
         'guard.deposedLeaderStillLeads': overlaps.size,
         'guard.readsAtDeposedLeader': readsAtDeposedLeader,
         readsServedDeposed,
-        leaderCuts,
+        leaderCuts: leaderCut?.cuts ?? 0,
         ...(figure8 === undefined ? {} : { figure8Reached: figure8.reached }),
+        ...(leaseDrift === undefined || !leaseClocks
+          ? {}
+          : {
+              leaseDriftTickRatio: Math.round(leaseClocks.tickRatio * 1_000) / 1_000,
+              maxClockSpreadMs: resync?.maxSpreadMs ?? 0,
+              leaseDriftTransfers: leaseDrift.transfers,
+              leaseDriftCuts: leaseDrift.cuts,
+              leaseDriftDeposedWindows: leaseDrift.deposedWindows,
+              leaseDriftClientsPinned: leaseDrift.clientsPinned,
+              leaseDriftEarlyCampaigns: leaseDrift.earlyCampaigns,
+            }),
         ...(staleLeader === undefined
           ? {}
           : {
