@@ -1,0 +1,72 @@
+// `node tools/stryker/try-mutants.mjs <crdt|raft|coord> <file[:line[:column]]> <test file>...`:
+// applies, one at a time, each surviving or uncovered mutant of the package's
+// last report (dist/mutation/<pkg>.json) that lies at the given place, runs the
+// given vitest files against it, restores the source and prints whether the
+// tests now kill it. This is how a new test is checked against the mutants it
+// was written for. It edits the source file in place (restored after each
+// mutant, and on SIGINT/SIGTERM): never run it while another process builds
+// or tests the same working tree.
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { PACKAGES } from './shared.mjs';
+
+const [pkg, where, ...tests] = process.argv.slice(2);
+if (!PACKAGES.includes(pkg) || !where || tests.length === 0) {
+  console.error(
+    `usage: node tools/stryker/try-mutants.mjs <${PACKAGES.join('|')}> <file[:line[:column]]> <test file>...`,
+  );
+  process.exit(2);
+}
+const root = new URL('../../', import.meta.url);
+const report = JSON.parse(readFileSync(new URL(`dist/mutation/${pkg}.json`, root), 'utf8'));
+const [file, line, column] = where.split(':');
+const entry = report.files[file];
+if (!entry) {
+  console.error(`${file} is not in dist/mutation/${pkg}.json`);
+  process.exit(2);
+}
+const path = new URL(file, root);
+const original = readFileSync(path, 'utf8');
+if (original !== entry.source) {
+  console.error(`${file} changed since the report was made; re-run Stryker first`);
+  process.exit(2);
+}
+const restore = () => writeFileSync(path, original);
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    restore();
+    process.exit(1);
+  });
+}
+
+/** Offset in `text` of a 1-based line and column. */
+function offsetOf(text, pos) {
+  let off = 0;
+  for (let l = 1; l < pos.line; l++) off = text.indexOf('\n', off) + 1;
+  return off + pos.column - 1;
+}
+
+const chosen = entry.mutants.filter(
+  (m) =>
+    (m.status === 'Survived' || m.status === 'NoCoverage') &&
+    (!line || m.location.start.line === Number(line)) &&
+    (!column || m.location.start.column === Number(column)),
+);
+let alive = 0;
+try {
+  for (const m of chosen) {
+    const a = offsetOf(original, m.location.start);
+    const b = offsetOf(original, m.location.end);
+    writeFileSync(path, original.slice(0, a) + m.replacement + original.slice(b));
+    const r = spawnSync('npx', ['vitest', 'run', ...tests], { cwd: root, encoding: 'utf8' });
+    const killed = r.status !== 0;
+    if (!killed) alive++;
+    const { line: l, column: c } = m.location.start;
+    const text = m.replacement.replace(/\s+/g, ' ').slice(0, 80);
+    console.log(`${killed ? 'killed  ' : 'SURVIVES'} ${file}:${l}:${c} ${m.mutatorName} -> ${text}`);
+  }
+} finally {
+  restore();
+}
+console.log(`${chosen.length} mutant(s) tried, ${alive} still alive`);
+process.exit(alive > 0 ? 1 : 0);
