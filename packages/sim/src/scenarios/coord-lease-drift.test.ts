@@ -1,7 +1,14 @@
 import { SeededRandom } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
 import { matchScenarios, runScenario } from '../scenario.js';
-import { LEASE_DRIFT_BOUND, leaseDriftClocks, RESYNC_MS, resyncedSkewBoundMs } from './coord-lease-drift.js';
+import { Simulation } from '../simulation.js';
+import {
+  LEASE_DRIFT_BOUND,
+  leaseDriftClocks,
+  RESYNC_MS,
+  resyncClocks,
+  resyncedSkewBoundMs,
+} from './coord-lease-drift.js';
 import './index.js';
 
 const VOTERS = ['n1', 'n2', 'n3', 'n4', 'n5'];
@@ -39,6 +46,33 @@ describe('coord-5-lease-drift clocks', () => {
   it('ε covers the offsets and the drift between two resyncs', () => {
     expect(resyncedSkewBoundMs([-40, 30, 0], [-110_000, 100_000, 80_000])).toBe(70 + (210_000 * RESYNC_MS) / 1e6 + 2);
     expect(resyncedSkewBoundMs([10, 20], [50_000, 60_000])).toBe(20 + 30 + 2);
+  });
+
+  it('resyncs the clocks to their offsets, and fails the run when they spread beyond ε', async () => {
+    const run = async (bound: number) => {
+      const sim = new Simulation({ seed: 3 });
+      const offsets = [20, -30];
+      const drifts = [100_000, -110_000];
+      for (const [i, id] of ['a', 'b'].entries()) {
+        sim.addHost(id, async () => undefined, {
+          clock: { offsetMs: offsets[i] as number, driftPpm: drifts[i] as number },
+        });
+      }
+      const stats = resyncClocks(sim, ['a', 'b'], offsets, bound);
+      await sim.runFor(5 * RESYNC_MS + 10);
+      return { sim, stats };
+    };
+    const eps = resyncedSkewBoundMs([20, -30], [100_000, -110_000]);
+    const ok = await run(eps);
+    expect(ok.sim.failure).toBeUndefined();
+    // 10 ms after a resync every clock reads its offset again, give or take 10 ms of drift.
+    expect(Math.abs(ok.sim.host('a').clock.skewMs() - 20)).toBeLessThanOrEqual(2);
+    expect(Math.abs(ok.sim.host('b').clock.skewMs() + 30)).toBeLessThanOrEqual(2);
+    // 50 ms of offsets plus 500 ms at a 21% spread: about 155 ms just before each resync.
+    expect(ok.stats.maxSpreadMs).toBeGreaterThan(150);
+    expect(ok.stats.maxSpreadMs).toBeLessThanOrEqual(eps);
+    const tight = await run(100);
+    expect(tight.sim.failure?.message).toMatch(/coord\/lease-drift-clock-bound/);
   });
 
   it('a run keeps clocks within ε, moves leadership to the slow voter and cuts it off with clients reading there', async () => {

@@ -43,7 +43,7 @@
  */
 import type { PeerId, Random } from '@parley/interface';
 import { between } from '../kernel.js';
-import type { Simulation } from '../simulation.js';
+import { type Simulation, violation } from '../simulation.js';
 import type { Client } from './coord-config.js';
 import type { CoordHost } from './coord-host.js';
 import { highestTermLeader } from './raft-group.js';
@@ -130,8 +130,18 @@ export function resyncClocks(
   sim: Simulation,
   voters: readonly PeerId[],
   offsets: readonly number[],
+  skewBoundMs: number,
 ): { maxSpreadMs: number } {
   const stats = { maxSpreadMs: 0 };
+  // The TTL-aware models are only as right as ε: a spread beyond it fails the run.
+  sim.invariant('coord/lease-drift-clock-bound', () => {
+    if (stats.maxSpreadMs > skewBoundMs) {
+      throw violation(
+        'coord/lease-drift-clock-bound',
+        `voters' clocks ${stats.maxSpreadMs} ms apart, beyond ε = ${skewBoundMs} ms`,
+      );
+    }
+  });
   const step = () => {
     // Just before a resync the clocks are furthest apart: the largest difference between two
     // of them, or one of them and true time (what ε must bound).

@@ -73,7 +73,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
   const skewBoundMs = leaseClocks
     ? resyncedSkewBoundMs(offsets, drifts)
     : Math.max(0, ...offsets) - Math.min(0, ...offsets) + Math.ceil((2 * driftPpm * horizonMs) / 1_000_000) + 1;
-  const resync = leaseClocks ? resyncClocks(sim, voters, offsets) : undefined;
+  const resync = leaseClocks ? resyncClocks(sim, voters, offsets, skewBoundMs) : undefined;
 
   // --- what the replicas did -------------------------------------------------
   const outputAt = new Map<number, string>();
