@@ -4,7 +4,8 @@
  * a ReadIndex read, survive a garbage message, and compact + ship a snapshot.
  * Then the driver's contract: persist before acknowledging (with a disk whose
  * saves complete late), no core input between ready() and advance(), every
- * message speaks for its sender, and no lease read on a stale tick count.
+ * message speaks for its sender, and no lease read on a stale tick count —
+ * nor, with a clock, after a pause that held the tick timer up.
  */
 import {
   type Cancel,
@@ -250,6 +251,7 @@ interface Harness {
   net: Loopback;
   drivers: Map<string, RaftDriver>;
   storages: Map<string, SlowStorage>;
+  schedulers: Map<string, Pausable>;
   /** Every message sent, decoded, with what it attests that its sender's disk did not hold yet. */
   sent: { by: string; m: Message; undurable: string | undefined }[];
   /** Every ReadState delivered: member and context. */
@@ -259,7 +261,12 @@ interface Harness {
 
 async function harness(
   seed: number,
-  opts: { saveDelayMs?: number; raft?: Partial<Omit<RaftConfig, 'storage' | 'id' | 'random'>> } = {},
+  opts: {
+    saveDelayMs?: number;
+    raft?: Partial<Omit<RaftConfig, 'storage' | 'id' | 'random'>>;
+    /** Give each driver the virtual clock (or this clock of each member's). */
+    clock?: boolean | ((id: string, nowMs: number) => number);
+  } = {},
 ): Promise<Harness> {
   const time = new VirtualTime();
   const net = new Loopback();
@@ -267,6 +274,7 @@ async function harness(
   const rng = new SeededRandom(seed);
   const drivers = new Map<string, RaftDriver>();
   const storages = new Map<string, SlowStorage>();
+  const schedulers = new Map<string, Pausable>();
   const sent: Harness['sent'] = [];
   const reads: string[] = [];
   for (const id of ids) {
@@ -283,11 +291,23 @@ async function harness(
         return inner.request(peer, protocol, payload);
       },
     };
+    const scheduler = new Pausable(time);
+    schedulers.set(id, scheduler);
     const d = new RaftDriver({
       raft: { id, random: rng.fork(), voters: ids, ...opts.raft },
       storage,
       transport,
-      scheduler: time,
+      scheduler,
+      ...(opts.clock
+        ? {
+            clock: {
+              nowMs:
+                typeof opts.clock === 'function'
+                  ? () => (opts.clock as (id: string, nowMs: number) => number)(id, time.nowMs)
+                  : () => time.nowMs,
+            },
+          }
+        : {}),
       stateMachine: new Log(),
       tickMs: 100,
       onReadState: (rs) => reads.push(`${id}:${new TextDecoder().decode(rs.context)}`),
@@ -301,6 +321,7 @@ async function harness(
     net,
     drivers,
     storages,
+    schedulers,
     sent,
     reads,
     leader() {
@@ -309,6 +330,25 @@ async function harness(
       return ls[0] as RaftDriver;
     },
   };
+}
+
+/** A process's timers: while paused, what falls due waits, and runs late (once) on resume. */
+class Pausable implements Scheduler {
+  paused = false;
+  private held: (() => void)[] = [];
+  constructor(private readonly time: VirtualTime) {}
+  after(delayMs: number, fn: () => void): Cancel {
+    return this.time.after(delayMs, () => (this.paused ? this.held.push(fn) : fn()));
+  }
+  /** Ends the pause; the held timers fire when `fireHeld` is called (after other input, if the test wants). */
+  resume(): void {
+    this.paused = false;
+  }
+  fireHeld(): void {
+    const held = this.held;
+    this.held = [];
+    for (const fn of held) fn();
+  }
 }
 
 /** Records every core input (step, tick, reportUnreachable) that arrives between ready() and advance(). */
@@ -497,5 +537,58 @@ describe('RaftDriver contract', () => {
     await h.time.advance(1);
     expect(h.reads).toContain(`${leader.id}:idle`);
     for (const d of h.drivers.values()) d.stop();
+  });
+
+  for (const withClock of [true, false]) {
+    it(`a leader paused past its lease, on waking, ${withClock ? 'refuses a lease read and steps down' : '(without a clock) still trusts its lease'}`, async () => {
+      const h = await harness(31, { raft: { readOnly: 'leaseBased' }, clock: withClock });
+      const leader = h.leader();
+      leader.propose(new TextEncoder().encode('renew'));
+      await h.time.advance(300);
+      expect(leader.node.raft.leaseValid()).toBe(true);
+      // Pause the leader for 3 s (30 tick periods), cut off from its followers, which elect another.
+      const paused = h.schedulers.get(leader.id) as Pausable;
+      paused.paused = true;
+      h.net.down.add(leader.id);
+      await h.time.advance(3_000);
+      const others = [...h.drivers.values()].filter((d) => d !== leader);
+      expect(others.some((d) => d.status().state === 'leader')).toBe(true);
+      // It wakes: a read arrives before its late tick timer has fired.
+      paused.resume();
+      leader.readIndex(new TextEncoder().encode('woke'));
+      await h.time.advance(0);
+      if (withClock) {
+        expect(h.reads).not.toContain(`${leader.id}:woke`); // a heartbeat round, which the cut-off leader cannot complete
+        paused.fireHeld(); // one late firing counts the 30 periods that passed
+        await h.time.advance(0);
+        expect(leader.status().state).not.toBe('leader');
+        expect(leader.node.raft.leaseValid()).toBe(false);
+      } else {
+        // The documented limit without a clock: the ticks stood still, so the lease still holds.
+        expect(h.reads).toContain(`${leader.id}:woke`);
+        paused.fireHeld();
+        await h.time.advance(0);
+        expect(leader.status().state).toBe('leader');
+      }
+      for (const d of h.drivers.values()) d.stop();
+    });
+  }
+
+  it('with a clock, steady ticking keeps a healthy leader, and a clock stepped back does not stop the ticks', async () => {
+    const offsets = new Map<string, number>();
+    const h = await harness(32, { clock: (id, nowMs) => nowMs + (offsets.get(id) ?? 0) });
+    const d = h.leader();
+    const term = d.status().term;
+    await h.time.advance(5_000);
+    expect(d.status().state).toBe('leader');
+    expect(d.status().term).toBe(term);
+    // Every member's clock steps back 10 s; then the leader is cut off. Ticks go on counting:
+    // the others elect a successor and the old leader steps down at its check-quorum.
+    for (const id of h.drivers.keys()) offsets.set(id, -10_000);
+    h.net.down.add(d.id);
+    await h.time.advance(3_000);
+    expect(d.status().state).not.toBe('leader');
+    expect([...h.drivers.values()].some((x) => x !== d && x.status().state === 'leader')).toBe(true);
+    for (const x of h.drivers.values()) x.stop();
   });
 });

@@ -1,5 +1,6 @@
 import {
   type Cancel,
+  type Clock,
   type ConfState,
   isParleyError,
   type PeerId,
@@ -40,6 +41,16 @@ export interface RaftDriverOptions {
   stateMachine: RaftStateMachine;
   /** Milliseconds per Raft tick. Default 100 (election timeout 10 ticks = 1–2 s). */
   tickMs?: number;
+  /**
+   * The process's clock (the node's, or a simulated host's). With it, a tick
+   * timer that fires late — the process was paused, or its event loop was
+   * busy — counts every tick period that passed (at most
+   * `4 × electionTimeoutTicks` at once), and a lease read is refused while a
+   * tick is overdue, so a leader that wakes from a pause neither serves a read
+   * from its old lease nor keeps leading on stale answers. Without it, a late
+   * timer counts as one tick (a pause is invisible to Raft's timing).
+   */
+  clock?: Clock;
   /** Inbound messages queued while a Ready is being handled; beyond it they are dropped. Default 4096. */
   maxInboxMessages?: number;
   /** Called with every ReadState (serve the read once `appliedIndex` ≥ its index). */
@@ -63,8 +74,12 @@ export class RaftDriver {
   private readonly opts: RaftDriverOptions;
   private readonly tickMs: number;
   private readonly maxInbox: number;
+  /** The most ticks one late firing of the tick timer counts. */
+  private readonly maxCatchUpTicks: number;
   private inbox: Message[] = [];
   private pendingTicks = 0;
+  /** With a clock: when the tick timer last fired. */
+  private lastTickAtMs: number | undefined;
   /** Peers whose requests failed, reported to the core between Readys (bounded by the peers sent to). */
   private unreachable = new Set<PeerId>();
   private running = false;
@@ -85,6 +100,7 @@ export class RaftDriver {
     this.opts = opts;
     this.tickMs = opts.tickMs ?? 100;
     this.maxInbox = opts.maxInboxMessages ?? 4096;
+    this.maxCatchUpTicks = 4 * (opts.raft.electionTimeoutTicks ?? 10);
     const snap = opts.storage.snapshot();
     this.appliedIndex = opts.raft.applied ?? snap.meta.index;
     this.node = new RawNode({ ...opts.raft, storage: opts.storage, applied: this.appliedIndex });
@@ -103,6 +119,7 @@ export class RaftDriver {
       this.receive(from, bytes);
       return EMPTY;
     });
+    this.lastTickAtMs = this.opts.clock?.nowMs();
     this.scheduleTick();
     this.kick();
   }
@@ -144,8 +161,29 @@ export class RaftDriver {
    * heartbeat round instead of trusting its lease.
    */
   readIndex(context: Uint8Array): void {
-    this.node.readIndex(context, { allowLease: this.pendingTicks === 0 });
+    this.node.readIndex(context, { allowLease: this.pendingTicks === 0 && !this.tickOverdue() });
     this.kick();
+  }
+
+  /** Whether, by the clock, the tick timer should already have fired (the process was held up). */
+  private tickOverdue(): boolean {
+    if (!this.opts.clock || this.lastTickAtMs === undefined) return false;
+    return this.opts.clock.nowMs() - this.lastTickAtMs > this.tickMs;
+  }
+
+  /**
+   * Ticks to count for one firing of the tick timer: one, or with a clock every
+   * tick period since the previous firing (a timer held up by a pause fires
+   * once, late), capped. A clock that stepped back counts one.
+   */
+  private dueTicks(): number {
+    const clock = this.opts.clock;
+    if (!clock) return 1;
+    const now = clock.nowMs();
+    const last = this.lastTickAtMs;
+    this.lastTickAtMs = now;
+    if (last === undefined || now - last < this.tickMs) return 1;
+    return Math.min(Math.floor((now - last) / this.tickMs), this.maxCatchUpTicks);
   }
 
   transferLeader(to: PeerId): void {
@@ -201,7 +239,7 @@ export class RaftDriver {
   private scheduleTick(): void {
     this.cancelTick = this.opts.scheduler.after(this.tickMs, () => {
       if (this.stopped) return;
-      this.pendingTicks++;
+      this.pendingTicks += this.dueTicks();
       this.scheduleTick();
       this.kick();
     });

@@ -124,6 +124,7 @@ export class StrongReplica {
       storage,
       transport: ctx.transport,
       scheduler: ctx.scheduler,
+      clock: ctx.clock,
       tickMs: options.tickMs,
       stateMachine: {
         apply: (entries) => this.apply(entries),

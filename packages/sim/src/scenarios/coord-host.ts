@@ -96,6 +96,7 @@ export class CoordHost {
       storage: this.storage,
       transport: ctx.transport,
       scheduler: ctx.scheduler,
+      clock: ctx.clock,
       stateMachine: {
         apply: (entries, conf) => this.apply(entries, conf),
         restore: (s) => this.restore(s),

@@ -134,6 +134,7 @@ export class RaftHost {
       storage,
       transport: this.probe?.wrapTransport(ctx.transport) ?? ctx.transport,
       scheduler: ctx.scheduler,
+      clock: ctx.clock,
       stateMachine: {
         apply: (entries, conf) => {
           this.sm.apply(entries, conf);
