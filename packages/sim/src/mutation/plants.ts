@@ -185,4 +185,16 @@ export const PLANTS: readonly Plant[] = [
     firstSeed: 1,
     budget: 10,
   },
+  {
+    name: 'late-timer-counts-one-tick',
+    gap: 'lease reads after a pause',
+    bug: 'the Raft driver counts one tick per firing of its tick timer, however late it fired: a leader waking from a pause keeps its lease',
+    pkg: 'raft',
+    find: 'this.pendingTicks += this.dueTicks();',
+    replace: 'this.dueTicks();\n            this.pendingTicks++;',
+    module: 'coord',
+    scenario: 'coord-5-stale-lease-reads',
+    firstSeed: 1,
+    budget: 5,
+  },
 ];

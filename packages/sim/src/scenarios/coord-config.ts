@@ -29,11 +29,12 @@ export interface CoordScenarioConfig {
    */
   cutLeaderAfterQuorumCheck?: boolean;
   /**
-   * Pause the leader just before a check-quorum round and cut it off; once a successor has
-   * committed writes, resume it still cut off and route half the clients to it
-   * (./coord-stale-leader.ts): a deposed leader that believes it leads receives reads.
+   * Suspend the leader (its clock stands still) just before a check-quorum round and cut it
+   * off; once a successor has committed writes, resume it still cut off and route half the
+   * clients to it (./coord-stale-leader.ts): a deposed leader that believes it leads
+   * receives reads. `'clock-runs'`: pause it with its clock running instead (a GC pause).
    */
-  staleLeaderReads?: boolean;
+  staleLeaderReads?: boolean | 'clock-runs';
   /**
    * Script Figure 8 of the Raft paper once per run (./figure8-director.ts) under the client
    * load: the leader's first step-1 entry is a coord `set` without a session.

@@ -65,9 +65,9 @@ export const COORD_SCENARIOS: readonly Scenario[] = [
       nemesis: {
         partitions: ['leader', 'leader', 'one-way', 'isolate'],
         pauses: true,
-        // A paused leader is unbounded tick drift, outside the lease's assumption (guarantees.md,
-        // "Raft read paths"): it wakes deposed and serves stale lease reads (seed 300037).
-        pauseLeaders: false,
+        // Leaders too: the driver counts the tick periods a pause held up (its clock runs on), so
+        // a leader waking deposed has lost its lease (seed 300037 failed when it did not).
+        pauseLeaders: true,
         // Long enough for the rest to elect a successor while the cut-off leader still believes it leads.
         durationMs: { min: 1_500, max: 4_000 },
       },
@@ -104,12 +104,25 @@ export const COORD_SCENARIOS: readonly Scenario[] = [
   coordScenario({
     name: 'coord-5-stale-reads',
     description:
-      '5 voters, 6 clients; the leader is paused just before a check-quorum round and cut off; once a successor has committed writes it resumes, still cut off, believing it leads, and half the clients read there (ReadIndex).',
+      '5 voters, 6 clients; the leader is suspended (its clock stands still, as in a suspended VM) just before a check-quorum round and cut off; once a successor has committed writes it resumes, still cut off, believing it leads, and half the clients read there (ReadIndex).',
     voters: 5,
     workload: 'mixed',
     network: { lossRate: 0.01 },
     nemesis: {},
     staleLeaderReads: true,
+    skewMs: 50,
+    safetyMs: 10_000,
+  }),
+  coordScenario({
+    name: 'coord-5-stale-lease-reads',
+    description:
+      '5 voters, 6 clients; lease reads (half the reads skip the log); the leader is paused (its clock running, as in a GC pause) just before a check-quorum round and cut off; once a successor has committed writes it resumes, still cut off, and half the clients read there.',
+    voters: 5,
+    workload: 'mixed',
+    readOnly: 'leaseBased',
+    network: { lossRate: 0.01 },
+    nemesis: {},
+    staleLeaderReads: 'clock-runs',
     skewMs: 50,
     safetyMs: 10_000,
   }),

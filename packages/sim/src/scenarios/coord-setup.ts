@@ -38,12 +38,10 @@ import {
   TICK_MS,
   VERSION_KEY,
 } from './coord-config.js';
-import { cutLeaderAfterQuorumCheck } from './coord-cut-leader.js';
+import { installDirectors } from './coord-directors.js';
 import { CoordHost } from './coord-host.js';
-import { leaseDriftClocks, leaseDriftDirector, resyncClocks, resyncedSkewBoundMs } from './coord-lease-drift.js';
-import { staleLeaderDirector } from './coord-stale-leader.js';
+import { leaseDriftClocks, resyncClocks, resyncedSkewBoundMs } from './coord-lease-drift.js';
 import { mixedWorkload, ttlWorkload } from './coord-workload.js';
-import { figure8Director } from './figure8-director.js';
 import { highestTermLeader, raftClusterView, raftGroupConverged } from './raft-group.js';
 import { RaftGuardWatch } from './raft-guards.js';
 
@@ -441,46 +439,17 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     }
   });
 
-  const leaderCut = config.cutLeaderAfterQuorumCheck
-    ? cutLeaderAfterQuorumCheck(sim, voters, app, () => running)
-    : undefined;
-
-  const figure8 = config.figure8
-    ? figure8Director({
-        sim,
-        ids: voters,
-        app,
-        proposeOld: (l) =>
-          l.propose({ op: { type: 'set', namespace: 'figure8', key: 'k', value: 'old-term entry' } }) !== undefined,
-        settled: (l) => l.driver.node.raft.committedEntryInCurrentTerm(),
-        // Under client load: at an instant when every voter holds the leader's whole log, so
-        // that L2's no-op lands at the index of the step-1 entry.
-        ready: (l) => {
-          const r = l.driver.node.raft;
-          const last = r.log.lastIndex();
-          return r.log.committed === last && voters.every((v) => v === l.ctx.id || r.progress.get(v)?.match === last);
-        },
-      })
-    : undefined;
-
-  const staleLeader = config.staleLeaderReads
-    ? staleLeaderDirector({ sim, voters, app, clients, isRunning: () => running })
-    : undefined;
-
-  const leaseDrift = leaseClocks
-    ? leaseDriftDirector({
-        sim,
-        voters,
-        app,
-        clients,
-        isRunning: () => running,
-        slow: leaseClocks.slow,
-        resend: (c) => {
-          retries++;
-          send(c);
-        },
-      })
-    : undefined;
+  const directors = installDirectors(sim, config, {
+    voters,
+    app,
+    clients,
+    isRunning: () => running,
+    leaseClocks,
+    resend: (c) => {
+      retries++;
+      send(c);
+    },
+  });
 
   const nemesis = new Nemesis(sim, voters, {
     ...config.nemesis,
@@ -514,7 +483,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     quiesce() {
       running = false;
       nemesis.stop();
-      figure8?.stop();
+      directors.stop();
       // Calls still in flight stay open in the histories (indeterminate).
     },
     converged() {
@@ -575,26 +544,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
         'guard.deposedLeaderStillLeads': overlaps.size,
         'guard.readsAtDeposedLeader': readsAtDeposedLeader,
         readsServedDeposed,
-        leaderCuts: leaderCut?.cuts ?? 0,
-        ...(figure8 === undefined ? {} : { figure8Reached: figure8.reached }),
-        ...(leaseDrift === undefined || !leaseClocks
-          ? {}
-          : {
-              leaseDriftTickRatio: Math.round(leaseClocks.tickRatio * 1_000) / 1_000,
-              maxClockSpreadMs: resync?.maxSpreadMs ?? 0,
-              leaseDriftTransfers: leaseDrift.transfers,
-              leaseDriftCuts: leaseDrift.cuts,
-              leaseDriftDeposedWindows: leaseDrift.deposedWindows,
-              leaseDriftClientsPinned: leaseDrift.clientsPinned,
-              leaseDriftEarlyCampaigns: leaseDrift.earlyCampaigns,
-            }),
-        ...(staleLeader === undefined
-          ? {}
-          : {
-              staleLeaderPauses: staleLeader.pauses,
-              staleLeaderWindows: staleLeader.staleWindows,
-              staleLeaderClientsRedirected: staleLeader.clientsRedirected,
-            }),
+        ...directors.metrics(resync?.maxSpreadMs ?? 0),
       };
     },
   };

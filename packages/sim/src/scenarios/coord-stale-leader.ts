@@ -8,27 +8,33 @@
  * what the group does, checked after every event; timings are drawn from the
  * seed):
  *
- * 1. A leader L that has committed an entry of its term is paused just before
- *    a check-quorum round (its election timer one tick short of the timeout)
- *    and cut off from every other voter. Clients talk to hosts directly, so
+ * 1. A leader L that has committed an entry of its term is suspended just
+ *    before a check-quorum round (its election timer one tick short of the
+ *    timeout) and cut off from every other voter. Suspended, not just paused:
+ *    its clock stands still too, as in a suspended VM, so on waking its Raft
+ *    driver sees no tick periods pass (a pause with the clock running is
+ *    counted, and the leader would step down at once: `coord-5-stale-lease-reads`). Clients talk to hosts directly, so
  *    the cut keeps their link to L.
  * 2. The others elect a successor, which commits client writes (at least
  *    `writesAfterElection` commands applied beyond its election).
- * 3. L resumes, still cut off. Its ticks stood still during the pause: it
+ * 3. L resumes, still cut off, its clock behind by the length of the
+ *    suspension. Its ticks stood still during the pause: it
  *    passes that check-quorum round on the answers it had before the pause
  *    and leads on, deposed, for another election timeout. Each client is now
  *    pinned to L with probability 1/2 (a client that still holds L as the
  *    leader): it moves to L after its call in flight, and only reads, through
  *    ReadIndex, until the round ends. None of those reads may be stale.
- * 4. Once L steps down (or after `maxStaleMs`), the network heals; the next
+ * 4. Once L steps down (or after `maxStaleMs`), its clock is stepped forward
+ *    to the others' again (as NTP would) and the network heals; the next
  *    round starts 1–2.5 s later.
  *
  * A correct ReadIndex never answers in step 3 (the heartbeat round that
  * confirms leadership gets no answer from a quorum); a leader that answers
  * without that round serves the state from before the pause, and the
- * linearizability models catch the stale read. Lease reads are not run here:
- * a pause stops a leader's ticks, which is beyond the bounded tick-rate
- * difference that the lease rests on (docs/simulation.md).
+ * linearizability models catch the stale read. With `clockRunsInPause`, L
+ * is paused with its clock running instead (a GC pause, `SIGSTOP`): the
+ * driver counts the tick periods that passed, so L loses its lease and steps
+ * down on waking — what `coord-5-stale-lease-reads` checks with lease reads.
  */
 import type { PeerId } from '@parley/interface';
 import type { Simulation } from '../simulation.js';
@@ -42,6 +48,8 @@ export interface StaleLeaderDeps {
   readonly app: (id: PeerId) => CoordHost | undefined;
   readonly clients: readonly Client[];
   readonly isRunning: () => boolean;
+  /** The leader's clock runs on while it is paused (default: it stands still, a suspension). */
+  readonly clockRunsInPause?: boolean;
 }
 
 export interface StaleLeaderStats {
@@ -75,7 +83,11 @@ export function staleLeaderDirector(deps: StaleLeaderDeps): StaleLeaderStats {
   /** Successor (id and term) and the index it had applied when first seen leading. */
   let successor: { id: PeerId; term: number; appliedAt: number } | undefined;
 
+  /** How far the suspended leader's clock was set back (stepped forward again at the heal). */
+  let clockBehindMs = 0;
   const heal = () => {
+    if (clockBehindMs > 0 && old !== undefined) sim.host(old).jumpClock(clockBehindMs);
+    clockBehindMs = 0;
     sim.network.heal();
     step = 'wait';
     nextAt = sim.nowMs() + 1_000 + rng.int(1_500);
@@ -121,6 +133,11 @@ export function staleLeaderDirector(deps: StaleLeaderDeps): StaleLeaderStats {
           s.sm.applied.index >= successor.appliedAt + WRITES_AFTER_ELECTION;
         if (!committed && now - since < MAX_PAUSE_MS) return;
         sim.host(o).resume();
+        if (deps.clockRunsInPause !== true) {
+          // Suspended: its clock stood still while time ran on.
+          clockBehindMs = now - since;
+          sim.host(o).jumpClock(-clockBehindMs);
+        }
         const r = app(o)?.driver.node.raft;
         if (committed && r?.state === 'leader' && r.term === oldTerm) {
           stats.staleWindows++;

@@ -22,6 +22,7 @@ describe('coord-* CI sweep', () => {
       'coord-5-lease-drift',
       'coord-5-lease-reads',
       'coord-5-partition',
+      'coord-5-stale-lease-reads',
       'coord-5-stale-reads',
       'coord-5-ttl-clock-behind',
       'coord-5-ttl-skew',
