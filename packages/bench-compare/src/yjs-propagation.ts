@@ -127,12 +127,14 @@ export async function yjsPropagation(nodes: number, count = PROPAGATION_UPDATES)
       await sleep(100);
     }
     const sent = new Map<string, number>();
+    const start = performance.now();
     for (let i = 0; i < count; i++) {
       const key = `g${i}`;
       const t = performance.timeOrigin + performance.now();
       sent.set(key, t);
       map.set(key, { i, t });
-      await sleep(10); // 100 updates/s
+      // 100 updates/s on a fixed schedule (as the Parley side): a late timer does not lower the rate.
+      await sleep(Math.max(0, start + (i + 1) * 10 - performance.now()));
     }
     await sleep(2_000);
     const latenciesMs: number[] = [];

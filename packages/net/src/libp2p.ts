@@ -279,6 +279,13 @@ export class Libp2pTransport implements Transport {
           // the message id, so no hashing (and no async hop) on each node for each message.
           msgIdFn: (message) => gossipMessageId(message.data),
           fastMsgIdFn: (message) => Buffer.from(gossipMessageId(message.data ?? new Uint8Array())).toString('hex'),
+          // Peer scoring's IP colocation penalty (P6) counts the peers that share an address:
+          // beyond 10, each one's score falls quadratically (-5 per surplus peer squared), so with
+          // 15 nodes on one host a node stops publishing to them (-50), ignores their gossip (-80)
+          // and forms no mesh — gossip goes silent and only anti-entropy is left. Parley runs many
+          // nodes per host and admits peers by the cluster key or allow-list, not by address, so
+          // the penalty is off; the other score terms stay as gossipsub sets them.
+          scoreParams: { IPColocationFactorWeight: 0 },
         }),
       },
     });

@@ -37,7 +37,9 @@ export type EventualPeerTask =
   | { kind: 'traffic'; namespace: string }
   /** Timestamps (performance.timeOrigin + now) at which watch events for keys with `prefix` arrived. */
   | { kind: 'watch'; namespace: string; prefix: string }
-  | { kind: 'arrivals'; namespace: string; prefix: string };
+  | { kind: 'arrivals'; namespace: string; prefix: string }
+  /** CPU time this process has used so far (user + system, ms): the benchmark's per-set cost. */
+  | { kind: 'cpu' };
 
 function send(msg: unknown): void {
   process.send?.(msg);
@@ -67,6 +69,10 @@ async function main(): Promise<void> {
   send({ type: 'ready', peerId: node.peerId, addresses: node.addresses });
 
   const run = async (task: EventualPeerTask): Promise<Record<string, unknown>> => {
+    if (task.kind === 'cpu') {
+      const u = process.cpuUsage();
+      return { cpuMs: (u.user + u.system) / 1000 };
+    }
     const ns = node.eventual(task.namespace);
     switch (task.kind) {
       case 'write': {
