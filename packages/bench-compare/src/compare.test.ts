@@ -107,6 +107,7 @@ describe('bench:compare pure parts', () => {
     expect([...o.only]).toEqual(['cas', 'locks']);
     expect(o.trials).toBe(20);
     expect(() => parseOptions(['--only', 'nope'])).toThrow(/--only/);
+    expect([...parseOptions(['--only', 'propagation', '--nodes', '8']).only]).toEqual(['propagation']);
     expect(() => parseOptions(['--reps', '0'])).toThrow(/--reps/);
     expect(() => parseOptions(['--bogus'])).toThrow(/unknown option/);
   });

@@ -4,7 +4,9 @@
  * disks and loopback sockets. Prints one table, writes
  * docs/bench/compare-<date>.json and the SVG charts docs/bench/compare-*.svg.
  *
- * Options: --only strong,writes,cas,locks,claims,failover,eventual
+ * Options: --only strong,writes,cas,locks,claims,failover,eventual,propagation
+ *          (eventual = local rates, anti-entropy and propagation; propagation = only the
+ *          N-node propagation step with its Yjs anchor)
  *          --reps N (default 3)   --trials N (failover trials per side, default 20)
  *          --seconds S (each rate workload, default 3)   --writes N (default 200)
  *          --nodes N (eventual propagation nodes, writer included, default 20)   --etcd PATH   --out DIR
@@ -77,7 +79,7 @@ const steps =
   (strongWork.includes('locks') ? 2 * opts.reps : 0) +
   (strongWork.includes('claims') ? opts.reps : 0) +
   (strongWork.includes('failover') ? 2 * opts.trials : 0) +
-  (has('eventual') ? opts.reps + 3 : 0);
+  (has('eventual') ? opts.reps + 3 : has('propagation') ? 2 : 0);
 const progress = new Progress(Math.max(1, steps));
 
 function rate(r: StrongTaskResult): number {
@@ -300,6 +302,12 @@ async function failover(): Promise<void> {
  * @parley/node's own benchmark program (node processes on loopback).
  */
 async function eventualSide(): Promise<void> {
+  await localAndAntiEntropy();
+  await propagation(true);
+}
+
+/** Local set/get rates and the anti-entropy anchors (Yjs, Automerge over TCP). */
+async function localAndAntiEntropy(): Promise<void> {
   const rates = {
     ps: [] as number[],
     pg: [] as number[],
@@ -356,6 +364,14 @@ async function eventualSide(): Promise<void> {
   const ae = await antiEntropyAnchors(100_000);
   extra.anti_entropy_anchors = ae;
   progress.step('anti-entropy anchors (Yjs, Automerge over TCP)');
+}
+
+/**
+ * Parley's N-node propagation (and, with `withAntiEntropy`, its anti-entropy bytes) from
+ * @parley/node's benchmark program, then the same workload on Yjs over y-protocols.
+ */
+async function propagation(withAntiEntropy: boolean): Promise<void> {
+  const ae = extra.anti_entropy_anchors as Awaited<ReturnType<typeof antiEntropyAnchors>> | undefined;
 
   const json = join(root, 'eventual.json');
   const program = join(repoRoot, 'packages', 'node', 'dist', 'bench.js');
@@ -363,7 +379,17 @@ async function eventualSide(): Promise<void> {
     new Promise<number | null>((resolveExit, reject) => {
       const child = spawn(
         process.execPath,
-        [program, '--side', 'eventual', '--json', json, '--peers', String(opts.nodes - 1), '--only', 'gossip,ae'],
+        [
+          program,
+          '--side',
+          'eventual',
+          '--json',
+          json,
+          '--peers',
+          String(opts.nodes - 1),
+          '--only',
+          withAntiEntropy ? 'gossip,ae' : 'gossip',
+        ],
         { stdio: ['ignore', 'ignore', 'inherit'] },
       );
       child.once('error', reject);
@@ -413,7 +439,7 @@ async function eventualSide(): Promise<void> {
   }
   for (const r of results) {
     rows.push({ ...r, name: `${r.name} [@parley/node bench]`, better: r.unit.includes('/s') ? 'higher' : 'lower' });
-    if (r.name.startsWith('anti-entropy bytes, 1%')) {
+    if (ae && r.name.startsWith('anti-entropy bytes, 1%')) {
       rows.push(
         compareRow({
           name: 'anti-entropy bytes, 1% of 100,000 keys changed',
@@ -449,6 +475,7 @@ try {
   etcdClient = undefined;
   await Promise.allSettled([etcd?.close(), parley?.close()]);
   if (has('eventual')) await eventualSide();
+  else if (has('propagation')) await propagation(false);
 } catch (err) {
   failed = true;
   process.stderr.write(`\nbench:compare failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
