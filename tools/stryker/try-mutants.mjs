@@ -3,7 +3,7 @@
 // last report (dist/mutation/<pkg>.json) that lies at the given place, runs the
 // given vitest files against it, restores the source and prints whether the
 // tests now kill it. This is how a new test is checked against the mutants it
-// was written for. It edits the source file in place (restored after each
+// was written for. STRYKER_REPORT=<file> reads another report. It edits the source file in place (restored after each
 // mutant, and on SIGINT/SIGTERM): never run it while another process builds
 // or tests the same working tree.
 import { spawnSync } from 'node:child_process';
@@ -18,7 +18,9 @@ if (!PACKAGES.includes(pkg) || !where || tests.length === 0) {
   process.exit(2);
 }
 const root = new URL('../../', import.meta.url);
-const report = JSON.parse(readFileSync(new URL(`dist/mutation/${pkg}.json`, root), 'utf8'));
+// STRYKER_REPORT names another report file (e.g. a copy kept from an earlier run).
+const reportFile = process.env.STRYKER_REPORT ?? new URL(`dist/mutation/${pkg}.json`, root);
+const report = JSON.parse(readFileSync(reportFile, 'utf8'));
 const [file, line, column] = where.split(':');
 const entry = report.files[file];
 if (!entry) {
