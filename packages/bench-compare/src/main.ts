@@ -424,6 +424,18 @@ async function propagation(withAntiEntropy: boolean): Promise<void> {
         }),
       );
     }
+    if (r.name.startsWith('gossip CPU per delivery')) {
+      rows.push(
+        compareRow({
+          name: `propagation CPU per delivery (receiving process, user + system), ${opts.nodes} nodes`,
+          unit: 'ms',
+          better: 'lower',
+          value: spread([r.value]),
+          anchor: yjsAnchor,
+          anchorValue: spread([y.cpuPerDeliveryMs]),
+        }),
+      );
+    }
     if (r.name.startsWith('gossip deliveries missing')) {
       rows.push(
         compareRow({

@@ -12,6 +12,8 @@ import { YjsSyncEndpoint } from './yjs-sync.js';
 export type YjsPeerTask =
   | { type: 'connect'; ports: number[] }
   | { type: 'arrivals'; prefix: string }
+  /** CPU time (user + system, ms) this process has used so far. */
+  | { type: 'cpu' }
   | { type: 'close' };
 
 const { dataDir } = JSON.parse(process.argv[2] ?? '{}') as { dataDir: string };
@@ -36,6 +38,11 @@ process.on('message', (task: YjsPeerTask) => {
         const out: Record<string, number> = {};
         for (const [k, t] of arrivals) if (k.startsWith(task.prefix)) out[k] = t;
         send({ type: 'arrivals', arrivals: out, connections: endpoint.connections, bytesOut: endpoint.bytesOut });
+        break;
+      }
+      case 'cpu': {
+        const u = process.cpuUsage();
+        send({ type: 'cpu', cpuMs: (u.user + u.system) / 1000 });
         break;
       }
       case 'close':

@@ -106,6 +106,8 @@ export interface PropagationResult {
   nodes: number;
   edges: number;
   bytesOut: number;
+  /** CPU time (user + system) of the receiving processes over the timed sets and the 2 s after, per delivery. */
+  cpuPerDeliveryMs: number;
 }
 
 /** Runs the workload on `nodes` Yjs nodes (writer included). */
@@ -126,6 +128,12 @@ export async function yjsPropagation(nodes: number, count = PROPAGATION_UPDATES)
       map.set(`warm${w}`, w);
       await sleep(100);
     }
+    const cpuOf = async () =>
+      (await Promise.all(peers.map((p) => p.ask<{ cpuMs: number }>({ type: 'cpu' }, 'cpu')))).reduce(
+        (a, r) => a + r.cpuMs,
+        0,
+      );
+    const cpuBefore = await cpuOf();
     const sent = new Map<string, number>();
     const start = performance.now();
     for (let i = 0; i < count; i++) {
@@ -137,6 +145,7 @@ export async function yjsPropagation(nodes: number, count = PROPAGATION_UPDATES)
       await sleep(Math.max(0, start + (i + 1) * 10 - performance.now()));
     }
     await sleep(2_000);
+    const cpuMs = (await cpuOf()) - cpuBefore;
     const latenciesMs: number[] = [];
     let missing = 0;
     let bytesOut = writer.bytesOut;
@@ -152,7 +161,14 @@ export async function yjsPropagation(nodes: number, count = PROPAGATION_UPDATES)
         else latenciesMs.push(t1 - t0);
       }
     }
-    return { latenciesMs, missing, nodes, edges: edges.length + peers.length, bytesOut };
+    return {
+      latenciesMs,
+      missing,
+      nodes,
+      edges: edges.length + peers.length,
+      bytesOut,
+      cpuPerDeliveryMs: cpuMs / (count * peers.length),
+    };
   } finally {
     await Promise.allSettled(peers.map((p) => p.close()));
     await writer?.close();

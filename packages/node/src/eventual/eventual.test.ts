@@ -196,6 +196,39 @@ describe('eventual namespaces between nodes', () => {
     await Promise.all([a.close(), b.close(), d.close()]);
   });
 
+  it('deltas merged from peers share fsyncs within remoteCommitDelayMs, and are durable after it', async () => {
+    const c = memoryCluster();
+    const quiet = { antiEntropyMs: 3_600_000 }; // gossip only
+    const a = await c.start('a', quiet);
+    const b = await c.start('b', quiet);
+    const nb = b.eventual('g');
+    const got: string[] = [];
+    nb.watch({}, (ch) => got.push(ch.key));
+    const na = a.eventual('g');
+    await na.set('warm', 0);
+    await c.time.advance(60);
+    await eventually(() => got.length === 1);
+    await c.time.advance(60); // the warm-up's own batch is written
+    await settle();
+    const before = b.commits.batches;
+    for (let i = 0; i < 20; i++) {
+      await na.set(`k${i}`, i);
+      await c.time.advance(2); // each write leaves in its own gossip message
+      await eventually(() => got.length === i + 2);
+    }
+    // 20 deltas merged within 40 ms of simulated time: at most one write of them so far.
+    expect(b.commits.batches - before).toBeLessThanOrEqual(1);
+    await c.time.advance(50);
+    await eventually(() => b.commits.batches - before >= 1);
+    await b.commits.idle();
+    expect(b.commits.batches - before).toBeLessThanOrEqual(2);
+    // Written, not just applied: a crash now loses none of them.
+    await c.crash('b');
+    const again = (await c.start('b', quiet)).eventual('g');
+    expect((await again.list({ limit: 100 })).items).toHaveLength(21);
+    await Promise.all([a.close(), c.stop('b')]);
+  });
+
   it('anti-entropy repairs a partition on reconnect, O(difference)', async () => {
     const c = memoryCluster();
     const a = await c.start('a');

@@ -125,6 +125,8 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
   private expiryTimer: (() => void) | undefined;
   private expiryTimerAt = Number.POSITIVE_INFINITY;
   private gcTimer: (() => void) | undefined;
+  /** Pending write of merged remote deltas (see commitRemote). */
+  private remoteCommitTimer: (() => void) | undefined;
   private closed = false;
   private failure: Error | undefined;
   /** Lazily loaded rich-value support (yjs, automerge). */
@@ -405,11 +407,31 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
       });
     }
     this.store.append(record);
-    this.commitQueue.commit(this).catch(() => {});
+    this.commitRemote();
     this.counters.deltasApplied++;
     this.ctx.events.emit('delta:applied', { namespace: this.name, keys: result.changedKeys.length, origin });
     if (before) for (const key of result.changedKeys) this.reportChange(key, before.get(key) === true, now, origin);
     return result.changedKeys.length;
+  }
+
+  /**
+   * Writes merged remote deltas within `remoteCommitDelayMs`, so that those arriving
+   * together share one fsync: with N nodes each receiving every write, a write per
+   * delta costs the host N fsyncs per write, and the writer's own fsync (which its
+   * acknowledgement and its gossip wait for) queues behind them. Nothing waits on
+   * these: a crash in the window loses only copies that peers still hold durably
+   * (the origin wrote them before sending), and anti-entropy brings them back. A
+   * local write's batch takes them along; a pull is answered only after durable().
+   */
+  private commitRemote(): void {
+    if (this.options.remoteCommitDelayMs === 0) {
+      this.commitQueue.commit(this).catch(() => {});
+      return;
+    }
+    this.remoteCommitTimer ??= this.ctx.scheduler.after(this.options.remoteCommitDelayMs, () => {
+      this.remoteCommitTimer = undefined;
+      if (this.store.hasPending) this.commitQueue.commit(this).catch(() => {});
+    });
   }
 
   private startExpiryTracking(): void {
@@ -513,6 +535,8 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
     this.closed = true;
     this.expiryTimer?.();
     this.gcTimer?.();
+    this.remoteCommitTimer?.();
+    this.remoteCommitTimer = undefined;
     this.replication.stop();
     this.rich?.stop();
     await this.ready.catch(() => {});

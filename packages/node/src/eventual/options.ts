@@ -16,6 +16,13 @@ export interface EventualOptions {
   tombstoneGraceMs?: number;
   /** Longest a local write waits for company before its gossip message leaves. Default 2 ms. */
   gossipDelayMs?: number;
+  /**
+   * Longest a delta merged from a peer (gossip, anti-entropy) waits before its batch is
+   * written: remote deltas arriving within this window share one fsync. Local writes are
+   * unaffected (durable before acknowledged), and a node serves a pull only once what it
+   * hands out is durable. Default 50 ms; 0 writes each one at once.
+   */
+  remoteCommitDelayMs?: number;
   /** Largest gossip message (several deltas); larger batches are split. Default 256 KiB. */
   maxGossipBytes?: number;
   /** Mean period of anti-entropy rounds (jittered ±50%). Default 5,000 ms. */
@@ -58,6 +65,7 @@ export function resolveEventualOptions(o: EventualOptions = {}): ResolvedEventua
     maxTtlSeconds,
     tombstoneGraceMs: int('tombstoneGraceMs', o.tombstoneGraceMs, maxTtlSeconds * 1000, 0, Number.MAX_SAFE_INTEGER),
     gossipDelayMs: int('gossipDelayMs', o.gossipDelayMs, 2, 0, 10_000),
+    remoteCommitDelayMs: int('remoteCommitDelayMs', o.remoteCommitDelayMs, 50, 0, 10_000),
     maxGossipBytes: int('maxGossipBytes', o.maxGossipBytes, 256 * 1024, 1024, 4 * 1024 * 1024 - 1024),
     antiEntropyMs: int('antiEntropyMs', o.antiEntropyMs, 5_000, 10, 86_400_000),
     requestTimeoutMs: int('requestTimeoutMs', o.requestTimeoutMs, 5_000, 1, 600_000),
