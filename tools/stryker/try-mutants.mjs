@@ -60,12 +60,16 @@ try {
     const a = offsetOf(original, m.location.start);
     const b = offsetOf(original, m.location.end);
     writeFileSync(path, original.slice(0, a) + m.replacement + original.slice(b));
-    const r = spawnSync('npx', ['vitest', 'run', ...tests], { cwd: root, encoding: 'utf8' });
-    const killed = r.status !== 0;
+    // A mutant that loops forever blocks vitest: after two minutes it counts as detected ("hangs").
+    const r = spawnSync('npx', ['vitest', 'run', ...tests], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+    const hung = r.error !== undefined;
+    const killed = hung || r.status !== 0;
     if (!killed) alive++;
     const { line: l, column: c } = m.location.start;
     const text = m.replacement.replace(/\s+/g, ' ').slice(0, 80);
-    console.log(`${killed ? 'killed  ' : 'SURVIVES'} ${file}:${l}:${c} ${m.mutatorName} -> ${text}`);
+    console.log(
+      `${hung ? 'hangs   ' : killed ? 'killed  ' : 'SURVIVES'} ${file}:${l}:${c} ${m.mutatorName} -> ${text}`,
+    );
   }
 } finally {
   restore();
