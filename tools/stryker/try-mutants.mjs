@@ -4,7 +4,7 @@
 // given vitest files against it, restores the source and prints whether the
 // tests now kill it. This is how a new test is checked against the mutants it
 // was written for. STRYKER_REPORT=<file> reads another report. It edits the source file in place (restored after each
-// mutant, and on SIGINT/SIGTERM): never run it while another process builds
+// mutant, and on SIGINT/SIGTERM once the running vitest has ended): never run it while another process builds
 // or tests the same working tree.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
