@@ -48,9 +48,11 @@ function offsetOf(text, pos) {
   return off + pos.column - 1;
 }
 
+// STRYKER_STATUS=Timeout,... picks other statuses (e.g. to check that a timed-out mutant is really caught).
+const statuses = (process.env.STRYKER_STATUS ?? 'Survived,NoCoverage').split(',');
 const chosen = entry.mutants.filter(
   (m) =>
-    (m.status === 'Survived' || m.status === 'NoCoverage') &&
+    statuses.includes(m.status) &&
     (!line || m.location.start.line === Number(line)) &&
     (!column || m.location.start.column === Number(column)),
 );
