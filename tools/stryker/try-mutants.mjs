@@ -3,11 +3,12 @@
 // last report (dist/mutation/<pkg>.json) that lies at the given place, runs the
 // given vitest files against it, restores the source and prints whether the
 // tests now kill it. This is how a new test is checked against the mutants it
-// was written for. STRYKER_REPORT=<file> reads another report. It edits the source file in place (restored after each
-// mutant, and on SIGINT/SIGTERM once the running vitest has ended): never run it while another process builds
-// or tests the same working tree.
+// was written for. STRYKER_REPORT=<file> reads another report. It edits the source file in place (restored
+// after each mutant): never run it while another process builds or tests the same working tree. The loop is
+// synchronous, so a signal cannot stop it cleanly: to stop it, kill it and `git checkout` the source file.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { PACKAGES } from './shared.mjs';
 
 const [pkg, where, ...tests] = process.argv.slice(2);
@@ -34,12 +35,7 @@ if (original !== entry.source) {
   process.exit(2);
 }
 const restore = () => writeFileSync(path, original);
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.on(signal, () => {
-    restore();
-    process.exit(1);
-  });
-}
+const vitest = fileURLToPath(new URL('node_modules/vitest/vitest.mjs', root));
 
 /** Offset in `text` of a 1-based line and column. */
 function offsetOf(text, pos) {
@@ -63,7 +59,13 @@ try {
     const b = offsetOf(original, m.location.end);
     writeFileSync(path, original.slice(0, a) + m.replacement + original.slice(b));
     // A mutant that loops forever blocks vitest: after two minutes it counts as detected ("hangs").
-    const r = spawnSync('npx', ['vitest', 'run', ...tests], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+    // vitest itself is the child (no npx or shell between), so the timeout's SIGKILL reaches it.
+    const r = spawnSync(process.execPath, [vitest, 'run', ...tests], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 120_000,
+      killSignal: 'SIGKILL',
+    });
     const hung = r.error !== undefined;
     const killed = hung || r.status !== 0;
     if (!killed) alive++;
