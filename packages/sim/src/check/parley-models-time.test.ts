@@ -76,4 +76,30 @@ describe('time-aware leases and locks (ttlMs, skewMs)', () => {
       ]),
     ).toBe('linearizable');
   });
+
+  it('a read may find a grant over while a later call, judged at a clock behind, still finds it held', () => {
+    // coord-5-lease-drift seed 400663, in small: c3 holds the lock (TTL 1 s) and renews it before
+    // its deadline; the renewal commits late (its leader was cut off), and meanwhile a reader whose
+    // clock is ahead finds the lock free. The renewal counts from its stamp, so later calls find
+    // c3 holding it: expiry is not one instant for every caller, only bounded by ε each way.
+    const ONE = { ttlMs: 1_000, skewMs: 200 };
+    const calls: Call[] = [
+      ['c3', 'acquire', { owner: 'c3', ...ONE }, 0, 10, { fence: 5 }],
+      ['c3', 'renew', { owner: 'c3', fence: 5, ...ONE }, 600, 1_700, {}],
+      ['c8', 'get', null, 1_250, 1_260, null],
+      ['c4', 'acquire', { owner: 'c4', ...ONE }, 1_600, 1_650, { err: 'lock_held' }],
+    ];
+    expect(verdict(lock, calls)).toBe('linearizable');
+    // The bounds still hold: a free read before acquire + TTL − ε, or a takeover inside the
+    // renewal's bound, is refused.
+    expect(verdict(lock, [calls[0] as Call, ['c8', 'get', null, 500, 510, null]])).toBe('not linearizable');
+    expect(
+      verdict(lock, [
+        calls[0] as Call,
+        ['c3', 'renew', { owner: 'c3', fence: 5, ...ONE }, 600, 610, {}],
+        ['c8', 'get', null, 1_250, 1_260, null],
+        ['c4', 'acquire', { owner: 'c4', ...ONE }, 1_300, 1_310, { fence: 6 }],
+      ]),
+    ).toBe('not linearizable');
+  });
 });

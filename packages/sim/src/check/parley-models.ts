@@ -392,9 +392,14 @@ function fencedStep(
       if (output === UNKNOWN) return s;
       if (output.type === 'free') {
         if (s.holder === null) return s;
-        return mayHaveEnded(s, input.at)
-          ? { holder: null, token: s.token, exact: s.exact, until: Number.NEGATIVE_INFINITY }
-          : undefined;
+        if (!mayHaveEnded(s, input.at)) return undefined;
+        // With TTLs, expiry is judged at the clock of whoever answers, and clocks differ by up
+        // to ε: a read may find the grant over while a later call, judged at a clock behind it,
+        // still finds it held (guarantees.md promises "never early" and "never extended" within
+        // ε, not one instant of expiry for every caller). So such a read shows that the grant
+        // may have ended, not that it ended for every later call.
+        if (s.until !== Number.NEGATIVE_INFINITY) return s;
+        return { holder: null, token: s.token, exact: s.exact, until: Number.NEGATIVE_INFINITY };
       }
       if (output.type !== 'held' || s.holder !== output.holder || !isCurrent(s, output.token)) return undefined;
       return pin(s, output.holder, output.token);
