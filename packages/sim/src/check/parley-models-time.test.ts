@@ -102,4 +102,24 @@ describe('time-aware leases and locks (ttlMs, skewMs)', () => {
       ]),
     ).toBe('not linearizable');
   });
+
+  it('without TTLs too, a free read does not end the grant for later calls (clock jumps)', () => {
+    // node-strong-5-chaos seed 400048, in small: a reader whose clock jumped ahead finds the lock
+    // free while the holder's renewal, concurrent with the read, keeps it.
+    const calls: Call[] = [
+      ['c4', 'acquire', { owner: 'c4' }, 0, 10, { fence: 10 }],
+      ['c4', 'renew', { owner: 'c4', fence: 10 }, 100, 300, {}],
+      ['c3', 'get', null, 150, 200, null],
+      ['c3', 'get', null, 400, 410, { owner: 'c4', fence: 10 }],
+    ];
+    expect(verdict(lock, calls)).toBe('linearizable');
+    // Tokens still order everything: a read of an older fence after a newer grant is refused.
+    expect(
+      verdict(lock, [
+        calls[0] as Call,
+        ['c5', 'acquire', { owner: 'c5' }, 100, 110, { fence: 11 }],
+        ['c3', 'get', null, 400, 410, { owner: 'c4', fence: 10 }],
+      ]),
+    ).toBe('not linearizable');
+  });
 });

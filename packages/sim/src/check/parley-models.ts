@@ -391,15 +391,14 @@ function fencedStep(
     case 'get':
       if (output === UNKNOWN) return s;
       if (output.type === 'free') {
-        if (s.holder === null) return s;
-        if (!mayHaveEnded(s, input.at)) return undefined;
-        // With TTLs, expiry is judged at the clock of whoever answers, and clocks differ by up
-        // to ε: a read may find the grant over while a later call, judged at a clock behind it,
-        // still finds it held (guarantees.md promises "never early" and "never extended" within
-        // ε, not one instant of expiry for every caller). So such a read shows that the grant
-        // may have ended, not that it ended for every later call.
-        if (s.until !== Number.NEGATIVE_INFINITY) return s;
-        return { holder: null, token: s.token, exact: s.exact, until: Number.NEGATIVE_INFINITY };
+        // Expiry is judged at the clock of whoever answers, and clocks differ (by up to ε, or
+        // without bound in histories with clock jumps, which carry no TTLs): a read may find the
+        // grant over while a later call, judged at a clock behind it, still finds it held — or a
+        // renewal stamped before the deadline commits after the read (guarantees.md promises
+        // "never early" and "never extended" within ε, not one instant of expiry for every
+        // caller). So such a read shows that the grant may have ended (never before its lower
+        // bound), not that it ended for every later call: the grant stays in the model.
+        return mayHaveEnded(s, input.at) ? s : undefined;
       }
       if (output.type !== 'held' || s.holder !== output.holder || !isCurrent(s, output.token)) return undefined;
       return pin(s, output.holder, output.token);
