@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { matchScenarios } from '../scenario.js';
 import { runSweep } from '../sweep.js';
 import './index.js';
-import { DeliveryBoundTracker, rangesHave, type TrackedReplica } from './crdt-delivery-bound.js';
+import { DeliveryBoundTracker, rangesHave, trackReplica } from './crdt-delivery-bound.js';
 
 const GRACE = 2_000;
 const T0 = 1_000_000;
@@ -18,14 +18,6 @@ function replica(id: string): NamespaceReplica {
   });
 }
 
-function tracked(r: NamespaceReplica): TrackedReplica {
-  return {
-    replicaId: r.replicaId,
-    seen: (n, seq) => rangesHave(r.digest().context, n, seq),
-    stateOf: (k) => r.stateOf(k),
-  };
-}
-
 /**
  * a, b and c share counter c0; a deletes it; b increments it at `incAt`
  * (having seen the delete or not); the increment reaches a at once and c at
@@ -36,13 +28,13 @@ function run(opts: { bSawDelete: boolean; incAt: number; arriveAt: number }) {
   const bound = new DeliveryBoundTracker(GRACE, ['a', 'b', 'c']);
   const merge = (r: NamespaceReplica, d: Delta, now: number) => {
     r.merge(d, now);
-    bound.observe(tracked(r), now);
+    bound.observe(trackReplica(r), now);
   };
   const noteInc = (r: NamespaceReplica, d: Delta) => {
     const st = d.states.find((s) => s.key === 'c0')!;
     if (st.type !== 'counter') throw new Error('not a counter');
     const share = st.shares.get(r.replicaId)!;
-    bound.noteIncrement('c0', st, { node: r.replicaId, seq: share.seq }, share.wallMs, tracked(r));
+    bound.noteIncrement('c0', st, { node: r.replicaId, seq: share.seq }, share.wallMs, trackReplica(r));
   };
   const first = a.increment('c0', 1, T0, { ttlSeconds: 2 });
   noteInc(a, first);
@@ -71,30 +63,30 @@ describe('DeliveryBoundTracker', () => {
     expect(c.get('c0', now)?.value).toBe(6);
     expect(bound.unawareIncrements).toBe(1);
     expect(bound.crossings).toBe(1);
-    expect(bound.explains('c0', tracked(a), tracked(c))).toBe(true);
-    expect(bound.explains('c0', tracked(c), tracked(a))).toBe(true);
-    expect(bound.explains('k0', tracked(a), tracked(c))).toBe(false);
+    expect(bound.explains('c0', trackReplica(a), trackReplica(c))).toBe(true);
+    expect(bound.explains('c0', trackReplica(c), trackReplica(a))).toBe(true);
+    expect(bound.explains('k0', trackReplica(a), trackReplica(c))).toBe(false);
   });
 
   it('does not excuse an increment that arrived before the delete could be collected', () => {
     const { bound, a, c } = run({ bSawDelete: false, incAt: T0 + 1_500, arriveAt: T0 + 10 + GRACE - 100 });
     expect(bound.unawareIncrements).toBe(1);
     expect(bound.crossings).toBe(0);
-    expect(bound.explains('c0', tracked(a), tracked(c))).toBe(false);
+    expect(bound.explains('c0', trackReplica(a), trackReplica(c))).toBe(false);
   });
 
   it('does not excuse an increment whose writer had seen the delete', () => {
     const { bound, a, c } = run({ bSawDelete: true, incAt: T0 + 1_500, arriveAt: T0 + 10 + GRACE + 200 });
     expect(bound.unawareIncrements).toBe(0);
     expect(bound.crossings).toBe(0);
-    expect(bound.explains('c0', tracked(a), tracked(c))).toBe(false);
+    expect(bound.explains('c0', trackReplica(a), trackReplica(c))).toBe(false);
   });
 
   it('does not excuse a pair where the replica without the counter never saw the delete', () => {
     const { bound, c, now } = run({ bSawDelete: false, incAt: T0 + 1_500, arriveAt: T0 + 10 + GRACE + 200 });
     const d = replica('d'); // saw neither the delete nor the increment
     expect(c.get('c0', now)).toBeDefined();
-    expect(bound.explains('c0', tracked(d), tracked(c))).toBe(false);
+    expect(bound.explains('c0', trackReplica(d), trackReplica(c))).toBe(false);
   });
 
   it('bounds what it follows', () => {
@@ -103,7 +95,13 @@ describe('DeliveryBoundTracker', () => {
     for (let i = 0; i < 10; i++)
       bound.noteDelete('c0', { wallMs: T0 + 10 * i + 5, logical: 0, node: 'a' }, { node: 'a', seq: i + 1 });
     for (let i = 0; i < 10; i++) {
-      bound.noteIncrement('c0', { wallMs: T0, logical: 0, node: 'b' }, { node: 'b', seq: i + 1 }, T0 + i, tracked(b));
+      bound.noteIncrement(
+        'c0',
+        { wallMs: T0, logical: 0, node: 'b' },
+        { node: 'b', seq: i + 1 },
+        T0 + i,
+        trackReplica(b),
+      );
     }
     // The oldest writes and unaware increments are dropped: at most 3 of each are followed.
     const inner = bound as unknown as { unaware: unknown[]; writes: Map<string, unknown[]> };

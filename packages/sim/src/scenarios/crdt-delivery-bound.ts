@@ -20,7 +20,7 @@
  * the crdt must not have: only keys where the tracker saw an increment cross
  * the bound are excused, and every other key is judged as before.
  */
-import { compareHlc, type DotRanges, type Hlc, type KeyState } from '@parley/crdt';
+import { compareHlc, type DotRanges, type Hlc, type KeyState, type NamespaceReplica } from '@parley/crdt';
 
 /** The shortest TTL a write may carry (1 s). */
 const MIN_TTL_MS = 1_000;
@@ -176,4 +176,14 @@ export function rangesHave(ranges: DotRanges, node: string, seq: number): boolea
     if (seq <= r[i + 1]!) return true;
   }
   return false;
+}
+
+/** A replica as the tracker sees it; its digest is taken once, on the first `seen`. */
+export function trackReplica(replica: NamespaceReplica): TrackedReplica {
+  let ranges: DotRanges | undefined;
+  return {
+    replicaId: replica.replicaId,
+    seen: (node, seq) => rangesHave((ranges ??= replica.digest().context), node, seq),
+    stateOf: (key) => replica.stateOf(key),
+  };
 }

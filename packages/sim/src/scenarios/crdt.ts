@@ -20,7 +20,7 @@ import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
 import { type Simulation, violation } from '../simulation.js';
 import { bytesEqual } from './bytes.js';
-import { DeliveryBoundTracker, rangesHave, type TrackedReplica } from './crdt-delivery-bound.js';
+import { DeliveryBoundTracker, trackReplica } from './crdt-delivery-bound.js';
 import { CrdtReplicaNode } from './crdt-replica.js';
 
 const NAMESPACE = 'sim';
@@ -102,14 +102,6 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
   const ownLatest = new Map<string, Hlc>();
   /** With GC on: when a counter increment crossed the delivery bound of ./crdt-delivery-bound.ts. */
   const bound = config.gc ? new DeliveryBoundTracker(config.gc.graceMs, ids) : undefined;
-  const tracked = (node: CrdtReplicaNode): TrackedReplica => {
-    let ranges: ReturnType<NamespaceReplica['digest']>['context'] | undefined;
-    return {
-      replicaId: node.replica.replicaId,
-      seen: (n, seq) => rangesHave((ranges ??= node.replica.digest().context), n, seq),
-      stateOf: (key) => node.replica.stateOf(key),
-    };
-  };
   /** Counter keys whose reads differ only because an increment crossed the delivery bound. */
   const beyondBoundKeys = new Set<string>();
   let running = true;
@@ -168,7 +160,7 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
             ? {
                 ttl: { defaultTtlSeconds: 1, maxTtlSeconds: gc.maxTtlSeconds, tombstoneGraceMs: gc.graceMs },
                 gcEveryMs: gc.everyMs,
-                onMerge: (node: CrdtReplicaNode) => bound?.observe(tracked(node), node.nowMs()),
+                onMerge: (node: CrdtReplicaNode) => bound?.observe(trackReplica(node.replica), node.nowMs()),
               }
             : {}),
         }).then((node) => {
@@ -285,7 +277,7 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
               stampOfState(counter),
               { node: r.replicaId, seq: share.seq },
               share.wallMs,
-              tracked(node),
+              trackReplica(node.replica),
             );
           }
           return delta;
@@ -398,10 +390,6 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
       const nowMs = ns[0]?.nowMs() ?? 0;
       const mustSurvive = gc ? acked.filter((w) => w.stamp.wallMs + gc.maxTtlSeconds * 1_000 > nowMs) : acked;
       const states = new Map(ns.map((n) => [n.replica.replicaId, n.replica]));
-      const trackedOf = (r: NamespaceReplica): TrackedReplica => {
-        const ranges = r.digest().context;
-        return { replicaId: r.replicaId, seen: (n, seq) => rangesHave(ranges, n, seq), stateOf: (k) => r.stateOf(k) };
-      };
       const sameReads = (a: NamespaceReplica, b: NamespaceReplica) => {
         const keys = new Set([...a.state().states, ...b.state().states].map((st) => st.key));
         for (const key of keys) {
@@ -410,7 +398,7 @@ function setupCrdt(sim: Simulation, config: CrdtScenarioConfig): ScenarioRun {
           if (x?.version === y?.version && JSON.stringify(x?.value) === JSON.stringify(y?.value)) continue;
           // The crdt's stated limit, reached by this scenario's faults (./crdt-delivery-bound.ts):
           // judged on every other key, counted here.
-          if (bound?.explains(key, trackedOf(a), trackedOf(b))) {
+          if (bound?.explains(key, trackReplica(a), trackReplica(b))) {
             beyondBoundKeys.add(key);
             continue;
           }
