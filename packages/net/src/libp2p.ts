@@ -8,16 +8,9 @@
  * costs a tenth of that, which is why streams are kept.
  */
 import './polyfill.js';
-import { noise } from '@chainsafe/libp2p-noise';
-import { yamux } from '@chainsafe/libp2p-yamux';
 import { privateKeyFromProtobuf } from '@libp2p/crypto/keys';
-import { type GossipSub, gossipsub } from '@libp2p/gossipsub';
-import { identify } from '@libp2p/identify';
 import type { Connection, Libp2p, PeerId as Libp2pPeerId, PrivateKey, Stream } from '@libp2p/interface';
 import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id';
-import { ping } from '@libp2p/ping';
-import { preSharedKey } from '@libp2p/pnet';
-import { tcp } from '@libp2p/tcp';
 import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
 import {
   ClosedError,
@@ -39,7 +32,6 @@ import {
   type Unsubscribe,
   ValueTooLargeError,
 } from '@parley/interface';
-import { createLibp2p, type Libp2pOptions } from 'libp2p';
 import { FrameBatcher } from './batcher.js';
 import {
   decodeFrameBody,
@@ -50,15 +42,14 @@ import {
   type Frame,
   FrameReader,
   GOSSIP_ID_BYTES,
-  gossipOverheadBytes,
   MAX_PROTOCOL_BYTES,
   maxFrameBodyBytes,
   WIRE_VERSION,
 } from './frame.js';
 import { generatePrivateKey, validatePsk } from './keys.js';
+import { createParleyLibp2p, type Services } from './libp2p-node.js';
 import { describeError, type NetLogger, stderrLogger } from './logger.js';
 import { PendingRequests } from './pending.js';
-import { batchingProtector } from './write-batching.js';
 
 /** The libp2p protocol id of Parley's request/response streams. */
 export const RPC_PROTOCOL = '/parley/rpc/1.0.0';
@@ -111,8 +102,6 @@ export interface Libp2pTransportOptions {
   mdns?: boolean;
   logger?: NetLogger;
 }
-
-type Services = { pubsub: GossipSub; identify: unknown; ping: unknown };
 
 const textEncoder = new TextEncoder();
 
@@ -228,66 +217,13 @@ export class Libp2pTransport implements Transport {
   private async startNode(): Promise<void> {
     const limits = this.limits;
     const allow = this.allowPeers;
-    const deny = allow ? (peer: Libp2pPeerId) => !allow.has(peer.toString()) : undefined;
-    const peerDiscovery: NonNullable<Libp2pOptions['peerDiscovery']> = [];
-    if (this.options.mdns) {
-      const moduleName = '@libp2p/mdns';
-      const mdnsModule = (await import(moduleName).catch(() => {
-        throw new InvalidArgumentError('mdns: true needs the optional package @libp2p/mdns');
-      })) as { mdns: () => NonNullable<Libp2pOptions['peerDiscovery']>[number] };
-      peerDiscovery.push(mdnsModule.mdns());
-    }
-    const node = await createLibp2p({
+    const node = await createParleyLibp2p({
       privateKey: this.privateKey,
-      start: false,
-      addresses: { listen: this.options.listen },
-      transports: [tcp({ maxConnections: limits.maxConnections })],
-      connectionEncrypters: [noise()],
-      streamMuxers: [yamux({ maxInboundStreams: limits.maxStreamsPerPeer * 2 + 64 })],
-      connectionProtector: batchingProtector(this.options.psk ? preSharedKey({ psk: this.options.psk }) : undefined),
-      ...(deny
-        ? {
-            connectionGater: {
-              denyDialPeer: deny,
-              denyInboundEncryptedConnection: deny,
-              denyOutboundEncryptedConnection: deny,
-            },
-          }
-        : {}),
-      connectionManager: {
-        maxConnections: limits.maxConnections,
-        dialTimeout: limits.dialTimeoutMs,
-        inboundUpgradeTimeout: limits.dialTimeoutMs,
-        // Every peer of a loopback or single-host cluster shares one address.
-        inboundConnectionThreshold: Math.max(100, limits.maxConnections),
-        maxIncomingPendingConnections: 64,
-        reconnectRetries: 0,
-      },
-      connectionMonitor: { pingInterval: limits.pingIntervalMs },
-      peerDiscovery,
-      services: {
-        identify: identify(),
-        ping: ping(),
-        pubsub: gossipsub({
-          globalSignaturePolicy: 'StrictNoSign',
-          allowPublishToZeroTopicPeers: true,
-          emitSelf: false,
-          floodPublish: true,
-          maxInboundDataLength: limits.maxMessageBytes + gossipOverheadBytes() + 64 * 1024,
-          fallbackToFloodsub: false,
-          // Every Parley envelope starts with a version byte and a unique 16-byte id: that is
-          // the message id, so no hashing (and no async hop) on each node for each message.
-          msgIdFn: (message) => gossipMessageId(message.data),
-          fastMsgIdFn: (message) => Buffer.from(gossipMessageId(message.data ?? new Uint8Array())).toString('hex'),
-          // Peer scoring's IP colocation penalty (P6) counts the peers that share an address:
-          // beyond 10, each one's score falls quadratically (-5 per surplus peer squared), so with
-          // 15 nodes on one host a node stops publishing to them (-50), ignores their gossip (-80)
-          // and forms no mesh — gossip goes silent and only anti-entropy is left. Parley runs many
-          // nodes per host and admits peers by the cluster key or allow-list, not by address, so
-          // the penalty is off; the other score terms stay as gossipsub sets them.
-          scoreParams: { IPColocationFactorWeight: 0 },
-        }),
-      },
+      listen: this.options.listen,
+      limits,
+      ...(this.options.psk ? { psk: this.options.psk } : {}),
+      ...(allow ? { allowPeers: allow } : {}),
+      mdns: this.options.mdns === true,
     });
     this.node = node;
     node.addEventListener('peer:connect', (evt) => {
@@ -705,11 +641,6 @@ export class Libp2pTransport implements Transport {
     if (!this.node || this.state !== 'started') throw new ClosedError('transport');
     return this.node;
   }
-}
-
-/** The gossip message id: the envelope's version and unique id, or the whole data when it is too short to be an envelope. */
-function gossipMessageId(data: Uint8Array): Uint8Array {
-  return data.slice(0, Math.min(data.length, 1 + GOSSIP_ID_BYTES));
 }
 
 function checkProtocol(protocol: string): void {
