@@ -22,6 +22,28 @@ export function findEtcd(explicit?: string): string | undefined {
   return r.status === 0 && /etcd Version/i.test(r.stdout) ? bin : undefined;
 }
 
+/** Deadline of one health or status probe. */
+const PROBE_DEADLINE_MS = 2_000;
+/** Pause between two health probes. */
+const PROBE_INTERVAL_MS = 200;
+
+/**
+ * One call on a client made for it and closed after it: no circuit-breaker
+ * or retry state outlives the call.
+ */
+async function probe<T>(
+  hosts: string | string[],
+  deadlineMs: number,
+  call: (client: Etcd3, deadline: Date) => Promise<T>,
+): Promise<T> {
+  const client = new Etcd3({ hosts, dialTimeout: deadlineMs });
+  try {
+    return await call(client, new Date(Date.now() + deadlineMs));
+  } finally {
+    client.close();
+  }
+}
+
 interface Member {
   name: string;
   dataDir: string;
@@ -105,23 +127,29 @@ export class EtcdCluster {
     );
   }
 
-  /** Resolves once a write through every member succeeds. */
+  /**
+   * Resolves once a member reports a leader and a write through the cluster
+   * commits. Each attempt is a fresh probe with its own gRPC deadline: one
+   * long-lived client would carry the etcd3 client's circuit breaker from the
+   * failures of the election into every later attempt, and fail them all at
+   * once.
+   */
   async waitHealthy(timeoutMs: number): Promise<void> {
     const end = performance.now() + timeoutMs;
-    const client = new Etcd3({ hosts: this.endpoints, dialTimeout: 2_000 });
-    try {
-      for (;;) {
-        try {
-          await client.put('health').value('ok');
-          if ((await this.leaderIndex()) >= 0) return;
-        } catch (err) {
-          if (performance.now() > end) throw new Error(`etcd did not become healthy: ${String(err)}`);
-        }
-        if (performance.now() > end) throw new Error('etcd did not elect a leader in time');
-        await new Promise((r) => setTimeout(r, 200));
+    let last: unknown = 'no attempt finished';
+    for (;;) {
+      const left = end - performance.now();
+      if (left <= 0) throw new Error(`etcd did not become healthy within ${timeoutMs} ms: ${String(last)}`);
+      try {
+        if ((await this.leaderIndex()) < 0) throw new Error('no member reports itself leader');
+        await probe(this.endpoints, Math.min(PROBE_DEADLINE_MS, left), (c, deadline) =>
+          c.put('health').value('ok').options({ deadline }).exec(),
+        );
+        return;
+      } catch (err) {
+        last = err;
       }
-    } finally {
-      client.close();
+      await new Promise((r) => setTimeout(r, Math.min(PROBE_INTERVAL_MS, Math.max(0, end - performance.now()))));
     }
   }
 
@@ -130,14 +158,11 @@ export class EtcdCluster {
     for (let i = 0; i < this.members.length; i++) {
       const m = this.members[i] as Member;
       if (!m.proc || m.proc.exitCode !== null || m.proc.signalCode) continue;
-      const c = new Etcd3({ hosts: m.clientUrl, dialTimeout: 1_000 });
       try {
-        const s = await c.maintenance.status();
+        const s = await probe(m.clientUrl, PROBE_DEADLINE_MS, (c, deadline) => c.maintenance.status({ deadline }));
         if (s.leader === s.header.member_id) return i;
       } catch {
         // not answering: not the leader we can use
-      } finally {
-        c.close();
       }
     }
     return -1;
