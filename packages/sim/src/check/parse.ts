@@ -14,7 +14,9 @@
  * that merely looks like a log inside a string; `format` forces one.
  *
  * Every client entry needs `:process` (an integer or a string), `:type`
- * (invoke/ok/fail/info), `:f` and `:value` (`nil` allowed). An entry whose
+ * (invoke/ok/fail/info) and `:f`. `:value` is optional, as in Jepsen's own
+ * histories (a mutex's `:acquire` carries none): an absent `:value` reads as
+ * `nil`, unless the entry has a key that looks like a misspelling of it. An entry whose
  * `:process` is a keyword (`:nemesis`) is skipped. Anything else is refused with a
  * `DecodeError` naming the entry and the problem (a misspelled key is named too):
  * a history that cannot be read exactly is never checked.
@@ -206,18 +208,18 @@ function eventFromMap(m: EdnMap, index: number): HistoryEvent | undefined {
   if (fForm === undefined) throw missing(index, m, 'f');
   const f = nameOf(fForm);
   if (f === undefined || f === '') throw new DecodeError(`entry ${index}: :f must be a keyword`);
-  const valueForm = m.get('value');
-  if (valueForm === undefined) throw missing(index, m, 'value');
+  const valueForm = m.get('value') ?? null;
   const time = m.get('time');
   const key = m.get('key');
   const error = m.get('error');
   // Optional keys that change a verdict: a misspelling would silently move the call to
   // another key, or turn an observed error into one that is dropped.
-  for (const [name, present] of [
-    ['key', key],
-    ['error', error],
+  for (const [name, present, maxDistance] of [
+    ['value', m.get('value'), 2],
+    ['key', key, 1],
+    ['error', error, 1],
   ] as const) {
-    const miss = present === undefined ? nearMiss(m, name, 1) : undefined;
+    const miss = present === undefined ? nearMiss(m, name, maxDistance) : undefined;
     if (miss !== undefined) throw new DecodeError(`entry ${index} has :${miss} but no :${name} (misspelled?)`);
   }
   const event: { -readonly [K in keyof HistoryEvent]: HistoryEvent[K] } = {

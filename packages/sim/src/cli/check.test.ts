@@ -104,6 +104,29 @@ describe('parley-check', () => {
     expect(await runCheckCli(['-m', 'kv', '--timeout-ms', 'soon', 'good.edn'], t.io)).toBe(EXIT_UNKNOWN);
   });
 
+  it("reads Jepsen mutex histories whose ops carry no :value (it is optional in Jepsen's histories)", async () => {
+    // As Jepsen's lock workloads write them: :acquire / :release with :time and :index, no :value.
+    const op = (i: number, p: number, type: string, f: string) =>
+      `{:index ${i}, :time ${1_000_000 * (i + 1)}, :type :${type}, :process ${p}, :f :${f}}`;
+    const ok = [
+      op(0, 0, 'invoke', 'acquire'),
+      op(1, 1, 'invoke', 'acquire'),
+      op(2, 0, 'ok', 'acquire'),
+      op(3, 0, 'invoke', 'release'),
+      op(4, 0, 'ok', 'release'),
+      op(5, 1, 'ok', 'acquire'),
+      '{:index 6, :time 7000000, :type :info, :process :nemesis, :f :start}',
+    ];
+    // Both acquires answered ok with no release between them: not linearizable.
+    const twice = [op(0, 0, 'invoke', 'acquire'), op(1, 0, 'ok', 'acquire')];
+    twice.push(op(2, 1, 'invoke', 'acquire'), op(3, 1, 'ok', 'acquire'));
+    const t = io({ 'mutex.edn': `[${ok.join('\n ')}]`, 'twice.edn': twice.join('\n') });
+    expect(await runCheckCli(['-m', 'mutex', 'mutex.edn'], t.io)).toBe(EXIT_LINEARIZABLE);
+    expect(t.out[0]).toMatch(/^mutex\.edn: linearizable \(/);
+    expect(await runCheckCli(['-m', 'mutex', 'twice.edn'], t.io)).toBe(EXIT_NOT_LINEARIZABLE);
+    expect(t.out[1]).toMatch(/^twice\.edn: not linearizable .*acquire/);
+  });
+
   it('lists the models in --help', async () => {
     const t = io(files);
     expect(await runCheckCli(['--help'], t.io)).toBe(0);
