@@ -12,7 +12,7 @@ export const EXIT = {
   notFound: 3,
   /** A conditional write or a lock lost a race: version mismatch, key exists, lock held, lease lost, stale fence, namespace full. */
   conflict: 4,
-  /** Missing or wrong PARLEY_API_TOKEN. */
+  /** Missing or wrong PARLEY_API_TOKEN, or a token-less server refused the Host or Origin. */
   unauthorized: 5,
   /** Retry later: no leader, unavailable, timeout, or the server cannot be reached. */
   unavailable: 6,
@@ -32,6 +32,8 @@ const BY_CODE: Record<string, number> = {
   fence_stale: EXIT.conflict,
   namespace_full: EXIT.conflict,
   unauthorized: EXIT.unauthorized,
+  forbidden_host: EXIT.unauthorized,
+  forbidden_origin: EXIT.unauthorized,
   not_leader: EXIT.unavailable,
   unavailable: EXIT.unavailable,
   timeout: EXIT.unavailable,

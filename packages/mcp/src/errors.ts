@@ -7,6 +7,9 @@
 export const ERROR_HINTS: Readonly<Record<string, string>> = {
   invalid_argument: 'The arguments are malformed; fix them (see the tool schema) and call again.',
   unauthorized: 'The node requires a token: start the MCP server with PARLEY_API_TOKEN set.',
+  forbidden_host:
+    'The node has no token and answers only loopback host names: use an endpoint on localhost or 127.0.0.1 (or start it with --allow-host).',
+  forbidden_origin: 'The node has no token and refuses requests from a web origin that is not loopback.',
   key_not_found: 'The key is absent or expired. Create it, or treat it as missing.',
   not_found: 'No such resource on the node.',
   key_already_exists: 'Someone created it first (if_not_exists lost). Read the current value instead.',

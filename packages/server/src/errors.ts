@@ -8,6 +8,10 @@ import { ERROR_STATUS, isParleyError, type ParleyError } from '@parley/interface
 
 /** Codes that only the HTTP layer produces, with their statuses. */
 export const HTTP_ERROR_STATUS = {
+  /** A server without a token was addressed by a name that is not loopback (DNS rebinding). */
+  forbidden_host: 403,
+  /** A server without a token was called from a web origin that is not loopback. */
+  forbidden_origin: 403,
   /** No route for this method and path. */
   not_found: 404,
   /** Too many concurrent watch streams, or the server is shutting down. */

@@ -15,7 +15,7 @@
  * //   http://127.0.0.1:4000/api/v1/distributed-state/deploy/status
  * ```
  */
-export { checkBind, isLoopbackHost } from './auth.js';
+export { checkAllowedHosts, checkBind, isLoopbackHost } from './auth.js';
 export { type ErrorEnvelope, HTTP_ERROR_STATUS, HttpError, type HttpErrorCode, toErrorEnvelope } from './errors.js';
 export { ServerMetrics } from './metrics.js';
 export {

@@ -6,7 +6,7 @@
 import swagger from '@fastify/swagger';
 import type { ParleyNode } from '@parley/node';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import { bearerChecker, checkBind, PUBLIC_PATHS } from './auth.js';
+import { bearerChecker, checkAllowedHosts, checkBind, PUBLIC_PATHS, rebindingGuard } from './auth.js';
 import { HttpError, type RequestTarget, toErrorEnvelope } from './errors.js';
 import { ServerMetrics } from './metrics.js';
 import { registerCoordinationRoutes } from './routes/coordination.js';
@@ -31,6 +31,13 @@ export interface ServerOptions {
   port?: number;
   /** Bearer token every API call must present (the CLI reads PARLEY_API_TOKEN). */
   token?: string;
+  /**
+   * Without a token, the server answers only requests whose Host (and Origin, when
+   * sent) is a loopback name: localhost, 127.0.0.0/8 or [::1], any port. These host
+   * names (no port) are accepted too, e.g. a name in /etc/hosts that points at
+   * 127.0.0.1. Ignored with a token.
+   */
+  allowedHosts?: readonly string[];
   bodyLimitBytes?: number;
   maxWatchStreams?: number;
   sse?: Partial<SseLimits>;
@@ -55,6 +62,7 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
   const host = options.host ?? DEFAULT_HOST;
   const port = options.port ?? DEFAULT_PORT;
   checkBind(host, options.token);
+  const allowedHosts = checkAllowedHosts(options.allowedHosts ?? []);
   const onUnexpectedError =
     options.onUnexpectedError ??
     ((err: unknown, route: string) =>
@@ -102,7 +110,11 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
     },
   });
 
-  if (options.token !== undefined) {
+  if (options.token === undefined) {
+    // Token-less: only loopback names and origins (a DNS-rebinding page sends its own).
+    const guard = rebindingGuard(allowedHosts);
+    app.addHook('onRequest', async (request) => guard(request.headers.host, request.headers.origin));
+  } else {
     const check = bearerChecker(options.token);
     app.addHook('onRequest', async (request) => {
       const path = request.url.split('?', 1)[0]!;

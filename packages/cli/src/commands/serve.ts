@@ -13,6 +13,7 @@ export interface ServeOptions {
   dataDir: string;
   host: string;
   port: string;
+  allowHost?: string[];
   listen?: string[];
   bootstrap?: string[];
   pskFile?: string;
@@ -50,6 +51,11 @@ export function serveCommand(program: Command): void {
     .option('-d, --data-dir <dir>', 'identity, cluster key and stores', './.parley')
     .option('--host <host>', 'HTTP address (a non-loopback one needs PARLEY_API_TOKEN)', DEFAULT_HOST)
     .option('-p, --port <port>', 'HTTP port (0 picks a free one)', String(DEFAULT_PORT))
+    .option(
+      '--allow-host <name>',
+      'without a token, also answer requests addressed to this host name (repeatable; loopback names always)',
+      collect,
+    )
     .option('--listen <multiaddr>', 'peer-to-peer listen address (repeatable; default /ip4/127.0.0.1/tcp/0)', collect)
     .option('--bootstrap <multiaddr>', 'a peer to dial, /ip4/…/tcp/…/p2p/<peer id> (repeatable)', collect)
     .option('--psk-file <path>', "the cluster's pre-shared key (default <data-dir>/cluster.psk, created once)")
@@ -92,11 +98,12 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
   // Loaded on demand: the other commands start without libp2p, LevelDB and fastify.
   await import('@parley/net/polyfill');
   const { createNode } = await import('@parley/node');
-  const { checkBind, createServer } = await import('@parley/server');
+  const { checkAllowedHosts, checkBind, createServer } = await import('@parley/server');
   const token = process.env.PARLEY_API_TOKEN === '' ? undefined : process.env.PARLEY_API_TOKEN;
   const port = parseInteger('--port', opts.port);
   if (port < 0 || port > 65_535) throw new UsageError('--port must be in 0..65535');
   checkBind(opts.host, token); // before any node starts
+  const allowedHosts = checkAllowedHosts(opts.allowHost ?? []);
   if (port !== 0) await assertPortFree(opts.host, port);
   const dataDir = resolve(opts.dataDir);
   const nodeOptions: NodeOptions = { dataDir };
@@ -118,7 +125,7 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
   let server: import('@parley/server').ParleyServer;
   let url: string;
   try {
-    server = await createServer({ node, host: opts.host, port, token });
+    server = await createServer({ node, host: opts.host, port, token, allowedHosts });
     url = await server.listen();
   } catch (err) {
     await node.close();
