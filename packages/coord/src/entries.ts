@@ -81,8 +81,8 @@ export function put(
     ttlSeconds: fields.ttlSeconds,
     expiresAt: fields.expiresAt,
     version: versionToken(s.versionKey, s.index, s.term, namespace, key, writeKind),
-    createdAt: previous ? previous.createdAt : s.nowMs,
-    updatedAt: s.nowMs,
+    createdAt: previous ? previous.createdAt : s.stampMs,
+    updatedAt: s.stampMs,
   };
   map.set(key, entry);
   s.due(entry.expiresAt);
@@ -125,7 +125,7 @@ export function setEntry(s: Machine, op: Extract<Operation, { type: 'set' }>): O
     namespace,
     key,
     existing,
-    { kind: 'value', value, valueBytes: bytes, ttlSeconds, expiresAt: s.nowMs + ttlSeconds * 1000 },
+    { kind: 'value', value, valueBytes: bytes, ttlSeconds, expiresAt: s.stampMs + ttlSeconds * 1000 },
     'set',
   );
   return { type: 'entry', entry: view(namespace, key, entry), operation: existing ? 'updated' : 'created' };
@@ -258,7 +258,7 @@ export function claim(s: Machine, op: Extract<Operation, { type: 'claim' }>): Op
     namespace,
     key,
     undefined,
-    { kind: 'claim', value, valueBytes: bytes, ttlSeconds, expiresAt: s.nowMs + ttlSeconds * 1000 },
+    { kind: 'claim', value, valueBytes: bytes, ttlSeconds, expiresAt: s.stampMs + ttlSeconds * 1000 },
     'claim',
   );
   return { type: 'claim', won: true, value, version: entry.version, entry: view(namespace, key, entry) };

@@ -63,7 +63,7 @@ export function writeLease(
   }) as unknown as JsonValue;
   const valueBytes = jsonBytes(value);
   const retentionMs = s.limits.leaseRetentionSeconds * 1000;
-  const expiresAt = Math.max(doc.deadlineAt, s.nowMs) + retentionMs;
+  const expiresAt = Math.max(doc.deadlineAt, s.stampMs) + retentionMs;
   return put(s, namespace, key, previous, { kind: 'lease', value, valueBytes, ttlSeconds, expiresAt }, 'lease');
 }
 
@@ -97,7 +97,7 @@ export function leaseAcquire(s: Machine, op: Extract<Operation, { type: 'lease_a
   const next: LeaseDocument = {
     epoch: Math.max((doc?.epoch ?? 0) + 1, s.index),
     holder,
-    deadlineAt: now + ttlSeconds * 1000,
+    deadlineAt: s.stampMs + ttlSeconds * 1000,
     state: hasState ? (newState as JsonValue) : (doc?.state ?? null),
   };
   const entry = writeLease(s, namespace, key, existing, next, ttlSeconds);
@@ -125,7 +125,7 @@ export function leaseRenew(s: Machine, op: Extract<Operation, { type: 'lease_ren
     namespace,
     key,
     existing,
-    { ...doc, deadlineAt: s.nowMs + ttlSeconds * 1000 },
+    { ...doc, deadlineAt: s.stampMs + ttlSeconds * 1000 },
     ttlSeconds,
   );
   return { type: 'lease', lease: leaseView(namespace, key, entry) };

@@ -59,8 +59,8 @@ export function normalizedSlot(s: Machine, namespace: string, key: string): Lock
       slot.holder = {
         owner: w.owner,
         fence,
-        acquiredAt: now,
-        expiresAt: now + w.ttlSeconds * 1000,
+        acquiredAt: s.stampMs,
+        expiresAt: s.stampMs + w.ttlSeconds * 1000,
         ttlSeconds: w.ttlSeconds,
         metadata: w.metadata,
       };
@@ -151,12 +151,12 @@ export function lockAcquire(
     if (slot.waiters.length >= s.limits.maxWaitersPerLock) {
       throw new LockHeldError(lockName(namespace, key), slot.holder.owner, slot.holder.expiresAt);
     }
-    const waitDeadlineAt = now + waitSeconds * 1000;
+    const waitDeadlineAt = s.stampMs + waitSeconds * 1000;
     slot.waiters.push({
       owner,
       ttlSeconds,
       metadata,
-      enqueuedAt: now,
+      enqueuedAt: s.stampMs,
       waitDeadlineAt,
       clientId: clientId as string,
       seq: seq as number,
@@ -181,7 +181,14 @@ export function lockAcquire(
     slots.set(key, slot);
   }
   const fence = grantFence(s, slot);
-  slot.holder = { owner, fence, acquiredAt: now, expiresAt: now + ttlSeconds * 1000, ttlSeconds, metadata };
+  slot.holder = {
+    owner,
+    fence,
+    acquiredAt: s.stampMs,
+    expiresAt: s.stampMs + ttlSeconds * 1000,
+    ttlSeconds,
+    metadata,
+  };
   slot.lastFence = fence;
   s.due(slot.holder.expiresAt);
   return { type: 'lock', lock: grantView(namespace, key, slot.holder) };
@@ -216,7 +223,7 @@ export function lockRenew(s: Machine, op: Extract<Operation, { type: 'lock_renew
   const { holder } = heldBy(s, namespace, key, owner, fence);
   const ttlSeconds = ttl ?? holder.ttlSeconds;
   holder.ttlSeconds = ttlSeconds;
-  holder.expiresAt = s.nowMs + ttlSeconds * 1000;
+  holder.expiresAt = s.stampMs + ttlSeconds * 1000;
   s.due(holder.expiresAt);
   return { type: 'lock', lock: grantView(namespace, key, holder) };
 }

@@ -106,6 +106,14 @@ export class Machine {
   nextDueMs = Number.POSITIVE_INFINITY;
 
   // Per-apply context.
+  /**
+   * The time new deadlines and timestamps of the command being applied count
+   * from: its stamp, or state-machine time when that is later. State-machine
+   * time (`nowMs`) judges expiry and may lag the clocks after a leaderless
+   * stretch; counting a new grant from it would put the grant's deadline in
+   * the past in real time.
+   */
+  stampMs = 0;
   index = 0;
   term = 0;
   deliveries: Delivery[] = [];

@@ -8,8 +8,8 @@ import type { CommandResult, OpResult } from './types.js';
 
 export function registerSession(s: Machine): OpResult {
   const clientId = `s${s.index}`;
-  s.sessions.set(clientId, { floorSeq: 0, lastActiveMs: s.nowMs, results: new Map() });
-  s.due(s.nowMs + s.limits.sessionTtlSeconds * 1000);
+  s.sessions.set(clientId, { floorSeq: 0, lastActiveMs: s.stampMs, results: new Map() });
+  s.due(s.stampMs + s.limits.sessionTtlSeconds * 1000);
   while (s.sessions.size > s.limits.maxSessions) {
     const oldest = s.sessions.keys().next().value as string;
     dropSession(s, oldest);
@@ -18,7 +18,7 @@ export function registerSession(s: Machine): OpResult {
 }
 
 export function touchSession(s: Machine, clientId: string, session: Session): void {
-  session.lastActiveMs = s.nowMs;
+  session.lastActiveMs = Math.max(session.lastActiveMs, s.stampMs);
   s.sessions.delete(clientId);
   s.sessions.set(clientId, session);
 }

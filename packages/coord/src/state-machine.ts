@@ -97,6 +97,7 @@ export class CoordStateMachine {
     const raw = command?.nowMs;
     const stamp = Number.isSafeInteger(raw) && raw >= 0 && raw <= MAX_TIME_MS ? raw : undefined;
     this.advance(position, stamp);
+    this.s.stampMs = Math.max(this.s.nowMs, stamp ?? 0);
     if (stamp === undefined) {
       const err = new InvalidArgumentError(`command nowMs must be an integer in 0..${MAX_TIME_MS}`, {
         nowMs: raw ?? null,

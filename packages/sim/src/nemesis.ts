@@ -46,6 +46,12 @@ export interface NemesisOptions {
   leader?: () => PeerId | undefined;
   /** Crashes pick the current leader (when there is one) instead of a random host. */
   crashLeader?: boolean;
+  /**
+   * Whole-cluster outages: every host crashes at once (whatever `maxDown` says) and all
+   * restart from their disks after a while drawn from `outageMs` (default 1..120 s).
+   */
+  outages?: boolean;
+  outageMs?: { min: number; max: number };
 }
 
 export interface NemesisStats {
@@ -54,12 +60,22 @@ export interface NemesisStats {
   pauses: number;
   clogs: number;
   clockJumps: number;
+  outages: number;
 }
 
-type Fault = 'partition' | 'crash' | 'pause' | 'clog' | 'clock';
+type Fault = 'partition' | 'crash' | 'pause' | 'clog' | 'clock' | 'outage';
 
 export class Nemesis {
-  readonly stats: NemesisStats = { partitions: 0, crashes: 0, pauses: 0, clogs: 0, clockJumps: 0 };
+  readonly stats: NemesisStats = {
+    partitions: 0,
+    crashes: 0,
+    pauses: 0,
+    clogs: 0,
+    clockJumps: 0,
+    outages: 0,
+  };
+  /** Whole-cluster outages so far: when every host went down, and when they restarted. */
+  readonly outageWindows: { fromMs: number; toMs?: number }[] = [];
   private stopped = false;
   private readonly undo = new Set<() => void>();
   private readonly faults: Fault[];
@@ -76,6 +92,7 @@ export class Nemesis {
     if (options.pauses) this.faults.push('pause');
     if (options.clogs) this.faults.push('clog');
     if (options.clockJumps) this.faults.push('clock');
+    if (options.outages) this.faults.push('outage');
   }
 
   /** Starts the schedule. */
@@ -131,9 +148,28 @@ export class Nemesis {
     return out;
   }
 
+  /** Crashes every host that is not down yet; all restart together after a drawn `outageMs`. */
+  private outage(): void {
+    const crashed = this.hosts.filter((h) => !this.down.has(h) && this.sim.host(h).state !== 'down');
+    if (crashed.length === 0) return;
+    for (const h of crashed) {
+      this.down.add(h);
+      this.sim.host(h).crash();
+    }
+    this.stats.outages++;
+    const window: { fromMs: number; toMs?: number } = { fromMs: this.sim.nowMs() };
+    this.outageWindows.push(window);
+    this.during(() => {
+      window.toMs = this.sim.nowMs();
+      for (const h of crashed) {
+        this.down.delete(h);
+        if (this.sim.host(h).state === 'down') this.sim.host(h).restart();
+      }
+    }, this.options.outageMs ?? { min: 1_000, max: 120_000 });
+  }
+
   /** Applies `apply` now and `revert` after a drawn duration (or at `stop()`). */
-  private during(revert: () => void): void {
-    const d = this.options.durationMs ?? { min: 300, max: 3_000 };
+  private during(revert: () => void, d = this.options.durationMs ?? { min: 300, max: 3_000 }): void {
     let done = false;
     const once = () => {
       if (done) return;
@@ -193,6 +229,9 @@ export class Nemesis {
         this.during(() => net.release(a, b));
         return;
       }
+      case 'outage':
+        this.outage();
+        return;
       case 'clock': {
         const [h] = this.pick();
         if (!h) return;

@@ -197,4 +197,16 @@ export const PLANTS: readonly Plant[] = [
     firstSeed: 1,
     budget: 5,
   },
+  {
+    name: 'grant-counts-from-lagging-time',
+    gap: 'TTLs after a leaderless stretch',
+    bug: 'new deadlines count from state-machine time, which lags the clocks after a whole-cluster outage: a grant made during the catch-up is already over',
+    pkg: 'coord',
+    find: 'this.s.stampMs = Math.max(this.s.nowMs, stamp ?? 0);',
+    replace: 'this.s.stampMs = this.s.nowMs;',
+    module: 'coord',
+    scenario: 'coord-3-ttl-outage',
+    firstSeed: 1,
+    budget: 6,
+  },
 ];

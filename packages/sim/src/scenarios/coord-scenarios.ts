@@ -180,4 +180,21 @@ export const COORD_SCENARIOS: readonly Scenario[] = [
       driftPpm: 100,
     }),
   ),
+  coordScenario({
+    name: 'coord-3-ttl-outage',
+    description:
+      '3 voters; TTL rounds across whole-cluster outages of 1–120 s (every voter down at once, then restarted from disk), so new leaders stamp commands far past state-machine time; single crashes between them; clocks ±200 ms apart.',
+    voters: 3,
+    workload: 'ttl',
+    network: { lossRate: 0.01 },
+    nemesis: {
+      outages: true,
+      outageMs: { min: 1_000, max: 120_000 },
+      crashes: true,
+      maxDown: 1,
+      gapMs: { min: 1_000, max: 8_000 },
+    },
+    skewMs: 200,
+    safetyMs: 150_000,
+  }),
 ];

@@ -45,6 +45,18 @@ import { mixedWorkload, ttlWorkload } from './coord-workload.js';
 import { highestTermLeader, raftClusterView, raftGroupConverged } from './raft-group.js';
 import { RaftGuardWatch } from './raft-guards.js';
 
+/**
+ * After a whole-cluster outage of length L, state-machine time lags the clocks by about L
+ * and catches up one `maxTimeStepMs` (5 s) per command; the leader proposes `expire` every
+ * second, so the lag is gone within an election, plus L / 4, after the restart (bounded
+ * generously here: 10 s + L / 2).
+ */
+function catchingUpAfterOutage(windows: readonly { fromMs: number; toMs?: number }[], atMs: number): boolean {
+  return windows.some(
+    (w) => atMs >= w.fromMs && (w.toMs === undefined || atMs <= w.toMs + 10_000 + (w.toMs - w.fromMs) / 2),
+  );
+}
+
 export function coordScenario(config: CoordScenarioConfig): Scenario {
   return {
     name: config.name,
@@ -380,7 +392,15 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     }
     return t;
   };
-  const ttl = ttlWorkload({ sim, rng, isRunning: () => running, start, leaderTerm, skewBoundMs });
+  const ttl = ttlWorkload({
+    sim,
+    rng,
+    isRunning: () => running,
+    start,
+    leaderTerm,
+    skewBoundMs,
+    catchingUp: (atMs) => catchingUpAfterOutage(nemesis.outageWindows, atMs),
+  });
 
   // --- start ------------------------------------------------------------------
   const clientCount = config.workload === 'ttl' ? 2 : (config.clients ?? 6);
@@ -530,6 +550,9 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
         ttlRoundsWithLeaderChange: ttl.stats.roundsWithLeaderChange,
         ttlChecksEarly: ttl.stats.checksEarly,
         ttlChecksLate: ttl.stats.checksLate,
+        ...(config.nemesis.outages
+          ? { outages: nemesis.stats.outages, ttlChecksLateExcused: ttl.stats.checksLateExcused }
+          : {}),
         skewBoundMs,
         partitions: nemesis.stats.partitions,
         crashes: nemesis.stats.crashes,

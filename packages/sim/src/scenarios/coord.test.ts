@@ -15,6 +15,7 @@ describe('coord-* CI sweep', () => {
       'coord-3-lease-reads',
       'coord-3-partition',
       'coord-3-pause-skew',
+      'coord-3-ttl-outage',
       'coord-3-ttl-skew',
       'coord-5-chaos',
       'coord-5-deposed-leader',
@@ -42,6 +43,10 @@ describe('coord-* CI sweep', () => {
       expect(s.metrics.readsServed).toBeGreaterThan(0);
     // The scripted Figure 8 reaches its last step, so the §5.4.2 guard is exercised in coord-*;
     // the deposed leader of coord-5-stale-reads resumes believing it leads, after its successor committed.
+    // coord-3-ttl-outage: whole-cluster outages happened, and TTL rounds were judged early and late.
+    const outage = perScenario.find((s) => s.scenario === 'coord-3-ttl-outage');
+    expect(outage?.metrics.outages).toBeGreaterThan(0);
+    expect(outage?.metrics.ttlChecksEarly).toBeGreaterThan(0);
     const figure8 = perScenario.find((s) => s.scenario === 'coord-5-figure8');
     expect(figure8?.metrics.figure8Reached).toBe(CI_SEEDS);
     expect(figure8?.metrics['guard.oldTermCommitByCount']).toBeGreaterThan(0);
