@@ -370,7 +370,52 @@ describe.skipIf(!bin)('EtcdBackend on a 3-member etcd', () => {
     await until(replay, (r) => r.length >= 3, 5_000);
     stop2();
     expect(replay.map((c) => c.revision)).toEqual(revisions.slice(1));
+    expect(replay.map((c) => c.type)).toEqual(['delete', 'set', 'expire']);
   }, 30_000);
+
+  it("labels a replayed delete by what happened at its revision, not by the entry's deadline at replay", async () => {
+    const b = backend();
+    const before = (await b.write({ type: 'set', namespace: 'rd', key: 'start', value: 0 })) as Extract<
+      OpResult,
+      { type: 'entry' }
+    >;
+    const from = revisionOf('rd', 'start', before.entry.version) as number;
+    await b.write({ type: 'set', namespace: 'rd', key: 'a', value: 1, ttlSeconds: 30 });
+    await b.write({ type: 'delete', namespace: 'rd', key: 'a' });
+    await b.write({ type: 'set', namespace: 'rd', key: 'n1', value: 1, ttlSeconds: 30 });
+    await b.write({ type: 'set', namespace: 'rd', key: 'n2', value: 2, ttlSeconds: 30 });
+    await b.write({ type: 'delete_namespace', namespace: 'rd', confirm: true, pattern: 'n*' });
+    offsetMs = 31_000; // the replay runs after every deadline above
+    try {
+      const replay: StrongChange[] = [];
+      const stop = b.watch({ namespace: 'rd' }, from, (c) => replay.push(c));
+      await until(replay, (r) => r.length >= 6, 5_000);
+      stop();
+      expect(replay.map((c) => [c.type, c.key])).toEqual([
+        ['set', 'a'],
+        ['delete', 'a'],
+        ['set', 'n1'],
+        ['set', 'n2'],
+        ['delete', 'n1'],
+        ['delete', 'n2'],
+      ]);
+    } finally {
+      offsetMs = 0;
+    }
+  }, 20_000);
+
+  it('matches a watch prefix that ends in a high surrogate as the built-in backend does (startsWith)', async () => {
+    const b = backend();
+    const seen: StrongChange[] = [];
+    const stop = b.watch({ namespace: 'hs', prefix: 'p\ud83d' }, undefined, (c) => seen.push(c));
+    for (const key of ['p', 'pz', 'p😀', 'p\ud83dz', 'q😀', 'p\ud83d']) {
+      await b.write({ type: 'set', namespace: 'hs', key, value: key });
+    }
+    await until(seen, (s) => s.length >= 3, 5_000);
+    stop();
+    expect(seen.map((c) => c.key)).toEqual(['p😀', 'p\ud83dz', 'p\ud83d']);
+    expect(seen.map((c) => c.key).every((k) => k.startsWith('p\ud83d'))).toBe(true);
+  }, 20_000);
 
   it('reports compacted history: a warning and the head at first, then compacted at once', async () => {
     const warnings: string[] = [];

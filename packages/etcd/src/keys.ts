@@ -14,9 +14,14 @@
  * never reach into the next level (`w/ns/a/…` is only ever key `a`'s waiters),
  * two distinct strings never map to the same bytes (UTF-8 would turn every
  * lone surrogate into U+FFFD), and the escape of a prefix is a prefix of the
- * escape of every key that starts with it (watch and list prefixes stay
- * range reads). Namespaces cannot hold `/` or `%` (coord's grammar), so
- * their escape is the identity, but they go through the same function.
+ * escape of every key that starts with it (watch prefixes stay range reads)
+ * — except for a prefix that ends in a high surrogate: alone it escapes to
+ * `%uXXXX`, but a key that goes on with a low surrogate holds the raw pair.
+ * `entryPrefix` therefore leaves such a last code unit out of the range, and
+ * the caller keeps only the keys that start with the prefix (`startsWith`,
+ * as the built-in backend matches). Namespaces cannot hold `/` or `%`
+ * (coord's grammar), so their escape is the identity, but they go through
+ * the same function.
  */
 import { DecodeError } from '@parley/interface';
 
@@ -111,9 +116,15 @@ export class KeyLayout {
     return this.key(`${this.prefix}/e/${escapeSegment(namespace)}/`);
   }
 
-  /** `<prefix>/e/<ns>/<key prefix>`: entries of a namespace whose key starts with `keyPrefix`. */
+  /**
+   * `<prefix>/e/<ns>/<key prefix>`: a byte prefix of every entry of a namespace whose key starts
+   * with `keyPrefix`. It may hold more (a `keyPrefix` ending in a high surrogate is shortened by
+   * that code unit, see the file comment): filter the keys read with `startsWith(keyPrefix)`.
+   */
   entryPrefix(namespace: string, keyPrefix: string): Buffer {
-    return this.key(`${this.prefix}/e/${escapeSegment(namespace)}/${escapeSegment(keyPrefix)}`);
+    const last = keyPrefix.charCodeAt(keyPrefix.length - 1);
+    const covered = last >= 0xd800 && last <= 0xdbff ? keyPrefix.slice(0, -1) : keyPrefix;
+    return this.key(`${this.prefix}/e/${escapeSegment(namespace)}/${escapeSegment(covered)}`);
   }
 
   entry(namespace: string, key: string): Buffer {
@@ -147,6 +158,11 @@ export class KeyLayout {
   /** `<prefix>/w/<ns>/<key>/`: the queued waiters of one lock (their own suffixes follow). */
   lockWaiters(namespace: string, key: string): Buffer {
     return this.key(`${this.prefix}/w/${escapeSegment(namespace)}/${escapeSegment(key)}/`);
+  }
+
+  /** `<prefix>/x/`: every request record (each Parley write transaction creates one). */
+  requestsRoot(): Buffer {
+    return this.key(`${this.prefix}/x/`);
   }
 
   /** `<prefix>/x/<id>`: a request id's record. `id` is [0-9a-z-] only (txn.ts makes it). */

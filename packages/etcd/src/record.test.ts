@@ -125,18 +125,45 @@ describe('key layout', () => {
     expect(() => unescapeSegment('a/b')).toThrow(DecodeError);
   });
 
-  it('keeps prefixes: escape(p) prefixes escape(k) exactly when p prefixes k', () => {
+  const endsInHighSurrogate = (p: string) => /[\ud800-\udbff]$/.test(p);
+
+  it('keeps prefixes: escape(p) prefixes escape(k) exactly when p prefixes k (p not ending in a high surrogate)', () => {
     withSeed(seed, () =>
       fc.assert(
         fc.property(
           fc.string({ unit: 'binary', maxLength: 8 }),
           fc.string({ unit: 'binary', maxLength: 8 }),
           (p, k) => {
-            expect(escapeSegment(k).startsWith(escapeSegment(p))).toBe(k.startsWith(p));
+            if (!endsInHighSurrogate(p)) expect(escapeSegment(k).startsWith(escapeSegment(p))).toBe(k.startsWith(p));
             expect(unescapeSegment(escapeSegment(k))).toBe(k);
           },
         ),
         { seed, numRuns: 2000 },
+      ),
+    );
+  });
+
+  it("an entry prefix's bytes cover every key that starts with it, a high surrogate at its end too", () => {
+    const keys = new KeyLayout('/p');
+    const has = (p: string, k: string) => keys.entry('ns', k).subarray(0, keys.entryPrefix('ns', p).length);
+    // The built-in backend matches 'x\ud83d' against 'x😀' (UTF-16 startsWith): so must the range.
+    expect(has('x\ud83d', 'x😀')).toEqual(keys.entryPrefix('ns', 'x\ud83d'));
+    expect(has('x\ud83d', 'x\ud83dy')).toEqual(keys.entryPrefix('ns', 'x\ud83d'));
+    // Units that pair up or stay lone, at random: coverage always, exactness unless p ends high.
+    const unit = fc.constantFrom('a', '/', '%', '\ud83d', '\ude00', '\udbff', '\udc00');
+    withSeed(seed, () =>
+      fc.assert(
+        fc.property(
+          fc.array(unit, { maxLength: 5 }).map((u) => u.join('')),
+          fc.array(unit, { maxLength: 7 }).map((u) => u.join('')),
+          (p, k) => {
+            const prefix = keys.entryPrefix('ns', p);
+            const covered = keys.entry('ns', k).subarray(0, prefix.length).equals(prefix);
+            if (k.startsWith(p)) expect(covered).toBe(true);
+            else if (!endsInHighSurrogate(p)) expect(covered).toBe(false);
+          },
+        ),
+        { seed, numRuns: 3000 },
       ),
     );
   });

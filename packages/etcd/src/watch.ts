@@ -5,15 +5,25 @@
  * with `fromRevision` asks etcd to replay from the next revision.
  *
  * - A put of an entry is a `set` change with the entry as written.
- * - A delete is `delete` when the entry was live when it was deleted (a
- *   Parley delete or deleteNamespace), and `expire` when its deadline had
- *   passed: that is etcd's cleanup lease removing it (cleanup.ts), which runs
- *   some time after the deadline — one bucket plus a grace period, later if an
- *   etcd leader change restarted the lease (etcd issue 9888). So an `expire`
- *   change is never early, but it is late, and readers do not wait for it:
- *   an entry past its deadline is already absent from every read. An expired
- *   entry that is written again before its cleanup runs yields a `set`
+ * - A delete is `delete` when a Parley call removed the entry (delete or
+ *   deleteNamespace), and `expire` when etcd's cleanup lease did (cleanup.ts),
+ *   which runs some time after the deadline — one bucket plus a grace period,
+ *   later if an etcd leader change restarted the lease (etcd issue 9888). So an
+ *   `expire` change is never early, but it is late, and readers do not wait for
+ *   it: an entry past its deadline is already absent from every read. An
+ *   expired entry that is written again before its cleanup runs yields a `set`
  *   instead, and no `expire`.
+ *   The label depends on what happened at the delete's revision, never on when
+ *   the change is delivered (a replay long after the deadline labels it the
+ *   same): a delete before the entry's deadline is a Parley call's (the cleanup
+ *   lease outlives every deadline it serves); past the deadline, the revision is
+ *   asked about — every Parley write transaction creates one request record
+ *   (`<prefix>/x/<id>`, txn.ts) and a lease expiry only deletes, so the count of
+ *   request records rising at that revision means a Parley call. Should etcd no
+ *   longer keep that revision (compacted), the delivery time decides, as a
+ *   fallback.
+ * - A prefix is matched as the built-in backend matches it (`startsWith` on the
+ *   key); the etcd range may be wider (keys.ts, `entryPrefix`).
  * - etcd keeps history until it is compacted. A resume point before the
  *   compaction fails: at once with `compacted` when this backend has already
  *   seen that compaction, otherwise (etcd only says so asynchronously) the
@@ -36,6 +46,7 @@ import { InvalidArgumentError, isParleyError, ParleyError } from '@parley/interf
 import type { IKeyValue, IWatchResponse, Watcher } from 'etcd3';
 import type { EtcdContext } from './context.js';
 import { decodeKv, entryView } from './entries.js';
+import { prefixEnd } from './keys.js';
 
 /** Pause before a cancelled watch is created again. */
 const REWATCH_DELAY_MS = 200;
@@ -74,7 +85,8 @@ export class EtcdWatches {
         firstIndex: this.compactedThrough + 1,
       });
     }
-    const start = this.ctx.keys.entryPrefix(namespace, filter.prefix ?? '');
+    const prefix = filter.prefix ?? '';
+    const start = this.ctx.keys.entryPrefix(namespace, prefix);
     let stopped = false;
     let watcher: Watcher | undefined;
     // "From now on": after every change this process has been told of, not after whatever the
@@ -86,20 +98,42 @@ export class EtcdWatches {
     let deliveredAtLast = new Set<string>();
     let timer: (() => void) | undefined;
 
-    const deliver = (res: IWatchResponse) => {
-      for (const ev of res.events) {
-        if (stopped) return;
-        const revision = Number(ev.kv.mod_revision);
-        const id = ev.kv.key.toString('latin1');
-        if (revision <= floor || revision < lastRevision) continue;
-        if (revision === lastRevision && deliveredAtLast.has(id)) continue;
-        if (revision > lastRevision) {
-          lastRevision = revision;
-          deliveredAtLast = new Set();
+    // Events are handled one at a time, in order: labelling a delete may have to ask etcd.
+    let pending: IWatchResponse['events'] = [];
+    let next = 0;
+    let pumping = false;
+    const pump = async () => {
+      pumping = true;
+      try {
+        while (next < pending.length && !stopped) {
+          const ev = pending[next++] as IWatchResponse['events'][number];
+          const revision = Number(ev.kv.mod_revision);
+          const id = ev.kv.key.toString('latin1');
+          if (revision <= floor || revision < lastRevision) continue;
+          if (revision === lastRevision && deliveredAtLast.has(id)) continue;
+          if (revision > lastRevision) {
+            lastRevision = revision;
+            deliveredAtLast = new Set();
+          }
+          deliveredAtLast.add(id);
+          const made = this.toChange(ev.type, ev.kv, ev.prev_kv, revision);
+          const change = made instanceof Promise ? await made : made;
+          if (stopped) return;
+          if (change && change.namespace === namespace && change.key.startsWith(prefix)) callback(change);
         }
-        deliveredAtLast.add(id);
-        const change = this.toChange(ev.type, ev.kv, ev.prev_kv, revision);
-        if (change && change.namespace === namespace) callback(change);
+        pending = [];
+        next = 0;
+      } finally {
+        pumping = false;
+      }
+    };
+    const deliver = (res: IWatchResponse) => {
+      if (stopped) return;
+      pending.push(...res.events);
+      if (!pumping) {
+        void pump().catch((err: unknown) =>
+          this.logger.warn({ namespace, err: String(err) }, 'strong watch (etcd): a change callback threw'),
+        );
       }
     };
 
@@ -159,12 +193,13 @@ export class EtcdWatches {
     }
   }
 
+  /** The change of one etcd event; a promise when labelling a delete needs to ask etcd (see the file comment). */
   private toChange(
     type: string,
     kv: IKeyValue,
     prev: IKeyValue | undefined,
     revision: number,
-  ): StrongChange | undefined {
+  ): StrongChange | undefined | Promise<StrongChange | undefined> {
     const name = this.ctx.keys.parseEntry(kv.key);
     if (!name) return undefined;
     try {
@@ -176,16 +211,53 @@ export class EtcdWatches {
           revision,
         };
       }
-      if (prev && prev.value.length > 0) {
-        const record = decodeKv(this.ctx, prev);
-        if (record.expiresAt <= this.ctx.clock.nowMs()) {
-          return { ...name, type: 'expire', entry: entryView(name.namespace, name.key, prev, record), revision };
-        }
-      }
-      return { ...name, type: 'delete', revision };
+      const deleted: StrongChange = { ...name, type: 'delete', revision };
+      if (!prev || prev.value.length === 0) return deleted;
+      const record = decodeKv(this.ctx, prev);
+      // Before the deadline only a Parley call deletes: the cleanup lease outlives the deadline.
+      if (record.expiresAt > this.ctx.clock.nowMs()) return deleted;
+      const expired: StrongChange = {
+        ...name,
+        type: 'expire',
+        entry: entryView(name.namespace, name.key, prev, record),
+        revision,
+      };
+      return this.removedByParley(revision).then((byParley) => {
+        if (byParley === undefined) return expired; // revision compacted: judged at delivery
+        return byParley ? deleted : expired;
+      });
     } catch (err) {
       this.logger.warn({ key: kv.key.toString('utf8'), err: String(err) }, 'strong watch (etcd): undecodable entry');
       return undefined;
     }
+  }
+
+  /** The last revision asked about (a deleteNamespace batch is many deletes at one revision). */
+  private asked: { revision: number; answer: Promise<boolean | undefined> } | undefined;
+
+  /**
+   * Whether a Parley write transaction ran at `revision`: the request records counted at it
+   * exceed those at the revision before (a transaction creates one; a lease expiry only
+   * deletes). Undefined when etcd cannot say (compacted, or no answer within 5 s).
+   */
+  private removedByParley(revision: number): Promise<boolean | undefined> {
+    if (this.asked?.revision === revision) return this.asked.answer;
+    const root = this.ctx.keys.requestsRoot();
+    const count = async (at: number) => {
+      const res = await this.ctx.calls.range(
+        { key: root, range_end: prefixEnd(root), count_only: true, revision: at },
+        { deadlineMs: this.ctx.clock.nowMs() + 5_000 },
+      );
+      return Number(res.count);
+    };
+    const answer = Promise.all([count(revision), count(revision - 1)]).then(
+      ([at, before]) => at > before,
+      (err: unknown) => {
+        this.logger.warn({ revision, err: String(err) }, 'strong watch (etcd): cannot tell a delete from an expiry');
+        return undefined;
+      },
+    );
+    this.asked = { revision, answer };
+    return answer;
   }
 }
