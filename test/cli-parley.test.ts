@@ -126,6 +126,29 @@ describe('parley distributed-state', () => {
   });
 });
 
+describe('parley --endpoint forms', () => {
+  it('takes host:port and localhost:port; garbage is a usage error (exit 2), never a stack trace', async () => {
+    const port = new URL(p.url).port;
+    await json('distributed-state', 'set', '-n', 'ep', '-k', 'k', '-v', '1');
+    const [hostPort, localhost, env, garbage, badEnv] = await Promise.all([
+      parley(['--output', 'json', '-e', `127.0.0.1:${port}`, 'state', 'get', '-n', 'ep', '-k', 'k'], {}),
+      parley(['--output', 'json', '-e', `localhost:${port}`, 'state', 'get', '-n', 'ep', '-k', 'k'], {}),
+      parley(['--output', 'json', 'state', 'get', '-n', 'ep', '-k', 'k'], { PARLEY_ENDPOINT: `127.0.0.1:${port}` }),
+      parley(['-e', 'not a url', 'state', 'get', '-n', 'ep', '-k', 'k'], {}),
+      parley(['state', 'get', '-n', 'ep', '-k', 'k'], { PARLEY_ENDPOINT: 'ftp://127.0.0.1:1' }),
+    ]);
+    for (const r of [hostPort, localhost, env]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout).value).toBe(1);
+    }
+    expect(garbage.code).toBe(2);
+    expect(garbage.stderr).toMatch(/^error: --endpoint: 'not a url' is not a URL or host:port/);
+    expect(badEnv.code).toBe(2);
+    expect(badEnv.stderr).toMatch(/^error: PARLEY_ENDPOINT: 'ftp:\/\/127\.0\.0\.1:1' must be http/);
+    for (const r of [garbage, badEnv]) expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
 describe('parley replicated and status', () => {
   it('set, increment, get, list, delete', async () => {
     const set = await json('replicated', 'set', '-n', 'r1', '-k', 'flag', '-v', 'true');

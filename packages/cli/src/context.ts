@@ -1,6 +1,7 @@
 /** What every command reads from the global options and the environment. */
 import type { Command } from 'commander';
 import { ApiClient, UsageError } from './client.js';
+import { parseEndpoint } from './endpoint.js';
 import { type Out, type OutputFormat, processOut } from './output.js';
 
 export const DEFAULT_ENDPOINT = 'http://127.0.0.1:4000';
@@ -20,11 +21,18 @@ export function ctxOf(command: Command): Ctx {
   if (globals.output !== 'json' && globals.output !== 'table') {
     throw new UsageError(`--output must be json or table, not '${globals.output}'`);
   }
-  const endpoint = globals.endpoint ?? process.env.PARLEY_ENDPOINT ?? DEFAULT_ENDPOINT;
+  const endpoint = endpointOf(globals.endpoint) ?? DEFAULT_ENDPOINT;
   return {
     client: new ApiClient({ endpoint, token: process.env.PARLEY_API_TOKEN }),
     out: processOut(globals.output),
   };
+}
+
+/** The node's base URL from `--endpoint`, else PARLEY_ENDPOINT (a URL or host:port); undefined if neither is set. */
+export function endpointOf(flag: string | undefined): string | undefined {
+  if (flag !== undefined) return parseEndpoint('--endpoint', flag);
+  const env = process.env.PARLEY_ENDPOINT;
+  return env === undefined || env === '' ? undefined : parseEndpoint('PARLEY_ENDPOINT', env);
 }
 
 /** Parses a JSON flag value (values are JSON: a string is written '"text"'). */

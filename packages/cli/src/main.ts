@@ -14,6 +14,7 @@ import { replicatedCommands } from './commands/replicated.js';
 import { serveCommand } from './commands/serve.js';
 import { stateCommands } from './commands/state.js';
 import { statusCommand } from './commands/status.js';
+import { endpointOf } from './context.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
 
 export function buildProgram(): Command {
@@ -22,7 +23,10 @@ export function buildProgram(): Command {
     .description('Replicated state for processes that share work: strong entries, locks, replicated entries.')
     .version('0.1.0')
     .option('--output <format>', 'json or table', 'table')
-    .option('-e, --endpoint <url>', 'the node HTTP API (default $PARLEY_ENDPOINT or http://127.0.0.1:4000)')
+    .option(
+      '-e, --endpoint <url>',
+      'the node HTTP API, a URL or host:port (default $PARLEY_ENDPOINT or http://127.0.0.1:4000)',
+    )
     .showHelpAfterError()
     .exitOverride();
   stateCommands(program);
@@ -37,7 +41,7 @@ export function buildProgram(): Command {
     .description('serve the Model Context Protocol over stdio (a running node with --endpoint, else an embedded one)')
     .option('-d, --data-dir <dir>', 'data dir of the embedded node', './.parley')
     .action(async (o: { dataDir: string }) => {
-      const endpoint = program.opts<{ endpoint?: string }>().endpoint ?? process.env.PARLEY_ENDPOINT;
+      const endpoint = endpointOf(program.opts<{ endpoint?: string }>().endpoint);
       await (await import('@parley/mcp' as string)).runMcp({ endpoint, dataDir: o.dataDir });
     });
   for (const command of program.commands) {

@@ -27,7 +27,13 @@ describe('parley serve --etcd flags', () => {
     });
     expect(() => etcdOptions({ etcdPrefix: '/x' })).toThrow('--etcd-prefix needs --etcd');
     expect(() => etcdOptions({ etcd: ' , ' })).toThrow('at least one client URL');
-    expect(() => etcdOptions({ etcd: 'localhost:2379' })).toThrow('is not an http(s)://host:port URL');
+    // host:port means http, as for --endpoint; anything else is a usage error naming the flag.
+    expect(etcdOptions({ etcd: 'localhost:2379,127.0.0.1:2380' })).toEqual({
+      endpoints: ['http://localhost:2379', 'http://127.0.0.1:2380'],
+    });
+    expect(() => etcdOptions({ etcd: 'http://h:1/v3' })).toThrow('is not an http(s)://host:port URL');
+    expect(() => etcdOptions({ etcd: 'ftp://h:1' })).toThrow('--etcd');
+    expect(() => etcdOptions({ etcd: 'not a url' })).toThrow('--etcd');
     expect(() => etcdOptions({ etcd: 'http://h:1', etcdPrefix: '/x/' })).toThrow('must be non-empty');
     expect(() => etcdOptions({ etcd: 'http://h:1', voters: 'a' })).toThrow('not with --etcd');
   });

@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import type { NodeOptions } from '@parley/node';
 import type { Command } from 'commander';
 import { UsageError } from '../client.js';
+import { parseEndpoint } from '../endpoint.js';
 import { type GlobalOptions, parseInteger } from '../context.js';
 
 export interface ServeOptions {
@@ -83,11 +84,13 @@ export function etcdOptions(
   const endpoints = opts.etcd
     .split(',')
     .map((u) => u.trim())
-    .filter((u) => u !== '');
+    .filter((u) => u !== '')
+    .map((u) => {
+      const url = parseEndpoint('--etcd', u); // a URL or host:port, as --endpoint
+      if (new URL(url).pathname !== '/') throw new UsageError(`--etcd: '${u}' is not an http(s)://host:port URL`);
+      return url;
+    });
   if (endpoints.length === 0) throw new UsageError('--etcd needs at least one client URL, e.g. http://127.0.0.1:2379');
-  for (const u of endpoints) {
-    if (!/^https?:\/\/[^\s/]+\/?$/.test(u)) throw new UsageError(`--etcd: '${u}' is not an http(s)://host:port URL`);
-  }
   if (opts.etcdPrefix !== undefined && (opts.etcdPrefix === '' || opts.etcdPrefix.endsWith('/'))) {
     throw new UsageError('--etcd-prefix must be non-empty and not end with /');
   }
