@@ -32,8 +32,14 @@ const HOLD_TTL_S = 30;
 
 export interface FaultRunOptions {
   seed: number;
-  /** How long clients call, in ms. */
+  /** How long clients call (and the nemesis kills), in ms. */
   durationMs: number;
+  /**
+   * After `durationMs`, clients go on calling (without new faults) until every model has
+   * this many ok calls, for at most `durationMs` more: a loaded machine still yields a
+   * history worth checking. Default 0.
+   */
+  minOkCalls?: number;
   /** One node per client. */
   nodes: StrongNode[];
   models: readonly FaultModel[];
@@ -67,6 +73,10 @@ export async function runFaultWorkload(o: FaultRunOptions): Promise<FaultRunRepo
   const report: FaultRunReport = { histories, calls: 0, indeterminate: 0, kills: 0, restartMs: [], unexpected: [] };
   let counter = 0;
   const end = now() + o.durationMs;
+  const hardEnd = end + o.durationMs;
+  const okCalls = (m: FaultModel) => histories[m].events().filter((e) => e.type === 'ok').length;
+  const enough = () => o.models.every((m) => okCalls(m) >= (o.minOkCalls ?? 0));
+  const calling = () => now() < end || (now() < hardEnd && !enough());
 
   /** One recorded call: ok with `okValue(result)`, an observed code as `fail`, else `info`. */
   async function call<T>(
@@ -111,7 +121,7 @@ export async function runFaultWorkload(o: FaultRunOptions): Promise<FaultRunRepo
       list.push(v);
       versions.set(key, list.slice(-4));
     };
-    while (now() < end) {
+    while (calling()) {
       const model = o.models[rng.int(o.models.length)] as FaultModel;
       const value = ++counter;
       if (model === 'entry') {

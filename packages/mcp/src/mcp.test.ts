@@ -219,7 +219,8 @@ describe('parley mcp when the host closes stdin', () => {
       },
     ];
     child.stdin.end(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    // Generous: a loaded machine takes seconds to start the CLI and its node client.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 50_000);
     await exited;
     clearTimeout(timer);
     const answers = out
@@ -230,7 +231,7 @@ describe('parley mcp when the host closes stdin', () => {
     expect(call?.result?.isError).not.toBe(true);
     expect(JSON.parse(call?.result?.content[0]?.text ?? '{}')).toMatchObject({ key: 'k', value: 7 });
     expect((await node.strong('piped').get('k'))?.value).toBe(7);
-  });
+  }, 90_000);
 });
 
 describe('parley mcp with an embedded node', () => {
