@@ -1,19 +1,21 @@
 /**
  * Namespace-wide operations on etcd: `list` (coord's q / filter / sortBy /
- * sortOrder / limit / cursor grammar applied to a range read of the
- * namespace at one revision), `delete_namespace` (confirm and a glob
- * pattern), the namespace key bound (`namespace_full`), and `usage()`.
+ * sortOrder / limit / cursor grammar over the namespace at one revision),
+ * `delete_namespace` (confirm and a glob pattern), the namespace key bound
+ * (`namespace_full`), and `usage()`.
  *
- * A namespace is read in pages pinned to the first page's revision, so a
- * list is a consistent snapshot (linearizable: the first page is a quorum
- * read). Entries past their deadline are skipped, as everywhere.
+ * Each reads the namespace's keys without values (scan.ts), pinned to the
+ * first page's revision, so a list is a consistent snapshot (linearizable:
+ * the first page is a quorum read), then only the records it needs, a chunk
+ * at a time at that revision. Entries past their deadline are skipped, as
+ * everywhere.
  */
 
 import type { StrongNamespaceUsage } from '@parley/coord';
 import { compileGlob, evalFilter, type FilterNode, globMatch, type Operation, type OpResult } from '@parley/coord';
 import { type CursorPosition, decodeCursor, encodeCursor } from '@parley/coord/cursor';
 import { parseFilter } from '@parley/coord/filter';
-import type { SortBy, SortOrder } from '@parley/coord/types';
+import type { Entry, SortBy, SortOrder } from '@parley/coord/types';
 import { checkIntInRange, checkNamespace, checkOptionalString } from '@parley/coord/validate';
 import { InvalidArgumentError, NamespaceFullError, UnavailableError } from '@parley/interface';
 import type { ICompare, IKeyValue } from 'etcd3';
@@ -22,10 +24,9 @@ import { newRequest } from './context.js';
 import { decodeKv, entryView, unchanged } from './entries.js';
 import { prefixEnd } from './keys.js';
 import type { EntryRecord } from './record.js';
+import { forEachChunk, type IndexedKey, indexRange, readChunk } from './scan.js';
 import type { CallBound } from './txn.js';
 
-/** Keys per range page (values may be up to the value limit each). */
-const PAGE_KEYS = 64;
 /** Keys deleted per transaction by delete_namespace (etcd's --max-txn-ops defaults to 128). */
 export const DELETE_BATCH = 100;
 /** How close to the key bound a create must be before it also compares the whole namespace. */
@@ -33,54 +34,18 @@ export const NEAR_FULL_MARGIN = 256;
 /** Keys usage() reads at most (live and expired, over all namespaces). */
 const USAGE_SCAN_KEYS = 20_000;
 
-export interface ScannedEntry {
-  key: string;
-  kv: IKeyValue;
-  record: EntryRecord;
-}
-
 /** Most raw keys (live or awaiting cleanup) one namespace scan reads before it gives up. */
 function maxScanKeys(ctx: EtcdContext): number {
   return ctx.limits.maxKeysPerNamespace * 8 + 1024;
 }
 
-/**
- * Every entry key-value under `start` (to its prefix end) at one revision, in
- * etcd's key order, at most `maxKeys` (then `truncated`).
- */
-export async function scanRange(
-  ctx: EtcdContext,
-  start: Buffer,
-  call: CallBound,
-  maxKeys: number,
-): Promise<{ kvs: IKeyValue[]; revision: number; truncated: boolean }> {
-  const end = prefixEnd(start);
-  const kvs: IKeyValue[] = [];
-  let from = start;
-  let revision = 0;
-  for (;;) {
-    const res = await ctx.calls.range(
-      { key: from, range_end: end, limit: PAGE_KEYS, ...(revision > 0 ? { revision } : {}) },
-      call,
-    );
-    if (revision === 0) revision = Number(res.header.revision);
-    for (const kv of res.kvs) {
-      if (kvs.length >= maxKeys) return { kvs, revision, truncated: true };
-      kvs.push(kv);
-    }
-    const last = res.kvs.at(-1);
-    if (!res.more || !last) return { kvs, revision, truncated: false };
-    from = Buffer.concat([last.key, Buffer.from([0])]);
-  }
-}
-
-/** Every entry of a namespace (expired ones too) at one revision. */
-export async function scanNamespace(
+/** The entry keys of a namespace (expired ones too; no values) at one revision, in etcd's order. */
+async function indexNamespace(
   ctx: EtcdContext,
   namespace: string,
   call: CallBound,
-): Promise<{ entries: ScannedEntry[]; revision: number }> {
-  const { kvs, revision, truncated } = await scanRange(
+): Promise<{ keys: IndexedKey[]; revision: number }> {
+  const { kvs, revision, truncated } = await indexRange(
     ctx,
     ctx.keys.namespaceEntries(namespace),
     call,
@@ -92,21 +57,21 @@ export async function scanNamespace(
       { backend: 'etcd', namespace },
     );
   }
-  const entries: ScannedEntry[] = [];
+  const keys: IndexedKey[] = [];
   for (const kv of kvs) {
     const name = ctx.keys.parseEntry(kv.key);
-    if (!name || name.namespace !== namespace) continue;
-    entries.push({ key: name.key, kv, record: decodeKv(ctx, kv) });
+    if (name && name.namespace === namespace) keys.push({ key: name.key, raw: kv.key });
   }
-  return { entries, revision };
+  return { keys, revision };
 }
 
 /**
  * The namespace bound for a write that creates a key: throws
  * NamespaceFullError when the namespace already holds maxKeysPerNamespace
  * live keys. Far from the bound (by etcd's raw key count) nothing more is
- * needed; near it, the live keys are counted and the returned compare makes
- * the write's transaction fail if any key of the namespace was created or
+ * needed; near it, the live keys are counted (records are read only while
+ * the raw count leaves the answer open) and the returned compare makes the
+ * write's transaction fail if any key of the namespace was created or
  * changed since the count, so racing creates cannot pass the bound together.
  */
 export async function roomCompares(
@@ -122,13 +87,39 @@ export async function roomCompares(
     knownCount ??
     Number((await ctx.calls.range({ key: start, range_end: prefixEnd(start), count_only: true }, call)).count);
   if (count + NEAR_FULL_MARGIN < max) return [];
-  const { entries, revision } = await scanNamespace(ctx, namespace, call);
+  const { keys, revision } = await indexNamespace(ctx, namespace, call);
   const now = ctx.clock.nowMs();
-  const live = entries.filter((e) => e.record.expiresAt > now).length;
+  let live = 0;
+  let seen = 0;
+  if (keys.length >= max) {
+    await forEachChunk(ctx, keys, revision, call, (chunk) => {
+      for (const { kv } of chunk) {
+        seen++;
+        if (kv && decodeKv(ctx, kv).expiresAt > now) live++;
+      }
+      return live < max && live + (keys.length - seen) >= max;
+    });
+  }
   if (live >= max) throw new NamespaceFullError(namespace, max);
   return [{ key: start, range_end: prefixEnd(start), target: 'Mod', result: 'Less', mod_revision: revision + 1 }];
 }
 
+interface Match {
+  pos: CursorPosition;
+  raw: Buffer;
+  valueBytes: number;
+  /** Kept while the matches held stay within one page's bytes (sorted by key); else read again. */
+  kv?: IKeyValue;
+}
+
+/**
+ * A list page. The namespace's keys are read without values; q and a key
+ * cursor are applied to keys alone. Sorted by key, records are then read in
+ * page order, a chunk at a time, until the page and one more match are
+ * found. Sorted by a time, every remaining candidate's record is read (its
+ * time is in it), a chunk at a time, keeping only the best `limit + 1`
+ * positions; the page's records are read again at the same revision.
+ */
 export async function listEntries(
   ctx: EtcdContext,
   op: Extract<Operation, { type: 'list' }>,
@@ -154,8 +145,6 @@ export async function listEntries(
   const after = cursorText === undefined ? undefined : decodeCursor(cursorText, sortBy, sortOrder);
   const needle = q?.toLowerCase();
 
-  const sortValue = (e: ScannedEntry): number | string =>
-    sortBy === 'key' ? e.key : sortBy === 'created_at' ? e.record.createdAt : e.record.updatedAt;
   const sign = sortOrder === 'asc' ? 1 : -1;
   const compare = (a: CursorPosition, b: CursorPosition): number => {
     let c = 0;
@@ -166,34 +155,92 @@ export async function listEntries(
     return c * sign;
   };
 
-  const { entries } = await scanNamespace(ctx, namespace, call);
+  const { keys, revision } = await indexNamespace(ctx, namespace, call);
   const now = ctx.clock.nowMs();
-  const matches: { pos: CursorPosition; entry: ScannedEntry }[] = [];
-  for (const e of entries) {
-    if (e.record.expiresAt <= now) continue;
-    if (needle !== undefined && !e.key.toLowerCase().includes(needle)) continue;
-    const pos = { sortValue: sortValue(e), key: e.key };
-    if (after && compare(pos, after) <= 0) continue;
-    if (filter && !evalFilter(filter, e.record.value)) continue;
-    matches.push({ pos, entry: e });
+  let candidates = needle === undefined ? keys : keys.filter((k) => k.key.toLowerCase().includes(needle));
+  /** The record of a candidate when it is a match (live, past the cursor, passing the filter). */
+  const matchOf = (k: IndexedKey, kv: IKeyValue | undefined): Match | undefined => {
+    if (!kv) return undefined;
+    const record = decodeKv(ctx, kv);
+    if (record.expiresAt <= now) return undefined;
+    const sortValue = sortBy === 'key' ? k.key : sortBy === 'created_at' ? record.createdAt : record.updatedAt;
+    const pos = { sortValue, key: k.key };
+    if (after && compare(pos, after) <= 0) return undefined;
+    if (filter && !evalFilter(filter, record.value)) return undefined;
+    return { pos, raw: k.raw, valueBytes: record.valueBytes };
+  };
+
+  // The first `limit + 1` matches in list order (a page takes at most `limit`; one more says there is a next page).
+  const best: Match[] = [];
+  if (sortBy === 'key') {
+    if (after) candidates = candidates.filter((k) => compare({ sortValue: k.key, key: k.key }, after) > 0);
+    candidates.sort((a, b) => compare({ sortValue: a.key, key: a.key }, { sortValue: b.key, key: b.key }));
+    let pageBytes = 0;
+    await forEachChunk(
+      ctx,
+      candidates,
+      revision,
+      call,
+      (chunk) => {
+        for (const { key, kv } of chunk) {
+          const m = matchOf(key, kv);
+          if (!m) continue;
+          best.push({ ...m, kv });
+          // Past `limit`, or past the page's byte bound: this match opens the next page.
+          if (best.length > limit || (best.length > 1 && pageBytes + m.valueBytes > limits.maxListPageBytes)) {
+            return false;
+          }
+          pageBytes += m.valueBytes;
+        }
+        return true;
+      },
+      limit + 1,
+    );
+  } else {
+    await forEachChunk(ctx, candidates, revision, call, (chunk) => {
+      for (const { key, kv } of chunk) {
+        const m = matchOf(key, kv);
+        if (!m) continue;
+        if (best.length > limit && compare(m.pos, (best.at(-1) as Match).pos) >= 0) continue;
+        let lo = 0;
+        let hi = best.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (compare((best[mid] as Match).pos, m.pos) < 0) lo = mid + 1;
+          else hi = mid;
+        }
+        best.splice(lo, 0, m);
+        if (best.length > limit + 1) best.pop();
+      }
+      return true;
+    });
   }
-  matches.sort((a, b) => compare(a.pos, b.pos));
-  const page: typeof matches = [];
+
+  // A page ends at `limit` items or when the next value would push it past maxListPageBytes.
+  const page: Match[] = [];
   let pageBytes = 0;
-  for (const m of matches) {
+  for (const m of best) {
     if (page.length >= limit) break;
-    if (page.length > 0 && pageBytes + m.entry.record.valueBytes > limits.maxListPageBytes) break;
+    if (page.length > 0 && pageBytes + m.valueBytes > limits.maxListPageBytes) break;
     page.push(m);
-    pageBytes += m.entry.record.valueBytes;
+    pageBytes += m.valueBytes;
   }
   const last = page.at(-1);
   const nextCursor =
-    matches.length > page.length && last ? encodeCursor(sortBy, sortOrder, last.pos.sortValue, last.pos.key) : null;
-  return {
-    type: 'list',
-    items: page.map((m) => entryView(namespace, m.entry.key, m.entry.kv, m.entry.record)),
-    nextCursor,
-  };
+    best.length > page.length && last ? encodeCursor(sortBy, sortOrder, last.pos.sortValue, last.pos.key) : null;
+  const items: Entry[] = [];
+  const reread = page.filter((m) => m.kv === undefined);
+  const kvOf = new Map<Match, IKeyValue | undefined>(page.map((m) => [m, m.kv]));
+  await forEachChunk(ctx, reread, revision, call, (chunk) => {
+    for (const { key: m, kv } of chunk) kvOf.set(m, kv);
+    return true;
+  });
+  for (const m of page) {
+    const kv = kvOf.get(m);
+    if (!kv) throw new UnavailableError('a listed key vanished at its revision; retry', { backend: 'etcd' });
+    items.push(entryView(namespace, m.pos.key, kv, decodeKv(ctx, kv)));
+  }
+  return { type: 'list', items, nextCursor };
 }
 
 export async function deleteNamespace(
@@ -205,23 +252,28 @@ export async function deleteNamespace(
   if (op.confirm !== true) throw new InvalidArgumentError('deleteNamespace requires confirm: true');
   const pattern = checkOptionalString('pattern', op.pattern) ?? '*';
   const glob = compileGlob(pattern);
-  const { entries } = await scanNamespace(ctx, namespace, call);
-  const matched = entries.filter((e) => globMatch(glob, e.key));
+  const { keys } = await indexNamespace(ctx, namespace, call);
+  const matched = keys.filter((k) => globMatch(glob, k.key));
   let deleted = 0;
   for (let i = 0; i < matched.length; i += DELETE_BATCH) {
-    deleted += await deleteBatch(ctx, matched.slice(i, i + DELETE_BATCH), call);
+    deleted += await deleteBatch(
+      ctx,
+      matched.slice(i, i + DELETE_BATCH).map((k) => k.raw),
+      call,
+    );
   }
   return { type: 'namespace_deleted', deleted_count: deleted, namespace, pattern_used: pattern };
 }
 
 /**
  * Deletes one batch of keys in one transaction (each compared at the
- * revision it was read at), exactly once; on a lost compare, re-reads the
- * batch and tries again. Returns how many of them were live.
+ * revision it was read at, just before), exactly once; on a lost compare,
+ * re-reads the batch and tries again. Returns how many of them were live.
  */
-async function deleteBatch(ctx: EtcdContext, batch: ScannedEntry[], call: OpCall): Promise<number> {
+async function deleteBatch(ctx: EtcdContext, batch: Buffer[], call: OpCall): Promise<number> {
   const request = await newRequest(ctx, call);
-  let current: { key: Buffer; kv: IKeyValue | undefined }[] = batch.map((e) => ({ key: e.kv.key, kv: e.kv }));
+  const read = await readChunk(ctx, batch, undefined, call);
+  let current: { key: Buffer; kv: IKeyValue | undefined }[] = batch.map((key, i) => ({ key, kv: read[i] }));
   for (let round = 0; round < 32; round++) {
     const present = current.filter((c) => c.kv !== undefined) as { key: Buffer; kv: IKeyValue }[];
     if (present.length === 0) return 0;
@@ -248,25 +300,36 @@ async function deleteBatch(ctx: EtcdContext, batch: ScannedEntry[], call: OpCall
   });
 }
 
-/** Live keys and value bytes per namespace (reads at most USAGE_SCAN_KEYS keys). */
+/**
+ * Live keys and value bytes per namespace (reads at most USAGE_SCAN_KEYS
+ * keys). Liveness and size are in the records, so every record is read, a
+ * chunk at a time.
+ */
 export async function namespaceUsage(ctx: EtcdContext, call: CallBound): Promise<StrongNamespaceUsage[]> {
-  const { kvs } = await scanRange(ctx, ctx.keys.entriesRoot(), call, USAGE_SCAN_KEYS);
-  const now = ctx.clock.nowMs();
-  const byName = new Map<string, StrongNamespaceUsage>();
+  const { kvs, revision } = await indexRange(ctx, ctx.keys.entriesRoot(), call, USAGE_SCAN_KEYS);
+  const named: { raw: Buffer; namespace: string }[] = [];
   for (const kv of kvs) {
     const name = ctx.keys.parseEntry(kv.key);
-    if (!name) continue;
-    let record: EntryRecord;
-    try {
-      record = decodeKv(ctx, kv);
-    } catch {
-      continue; // usage is a report: a foreign key under the prefix is not counted
-    }
-    if (record.expiresAt <= now) continue;
-    let u = byName.get(name.namespace);
-    if (!u) byName.set(name.namespace, (u = { name: name.namespace, keys: 0, bytes: 0 }));
-    u.keys++;
-    u.bytes += record.valueBytes;
+    if (name) named.push({ raw: kv.key, namespace: name.namespace });
   }
+  const now = ctx.clock.nowMs();
+  const byName = new Map<string, StrongNamespaceUsage>();
+  await forEachChunk(ctx, named, revision, call, (chunk) => {
+    for (const { key, kv } of chunk) {
+      if (!kv) continue;
+      let record: EntryRecord;
+      try {
+        record = decodeKv(ctx, kv);
+      } catch {
+        continue; // usage is a report: a foreign key under the prefix is not counted
+      }
+      if (record.expiresAt <= now) continue;
+      let u = byName.get(key.namespace);
+      if (!u) byName.set(key.namespace, (u = { name: key.namespace, keys: 0, bytes: 0 }));
+      u.keys++;
+      u.bytes += record.valueBytes;
+    }
+    return true;
+  });
   return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

@@ -104,12 +104,18 @@ export class EtcdCalls {
   private closed = false;
   /** Attempts re-sent after a transient failure (observability, tests). */
   retries = 0;
+  /** Key and value bytes of every key-value etcd returned to ranges and transactions (observability, tests). */
+  bytesRead = 0;
   /**
    * The newest etcd revision any answer to this backend carried: every change
    * acknowledged to this process is at or below it (a watch "from now on"
    * starts after it, whichever member serves the watch).
    */
   lastRevision = 0;
+
+  private count(kvs: readonly IKeyValue[] | undefined): void {
+    for (const kv of kvs ?? []) this.bytesRead += kv.key.length + kv.value.length;
+  }
 
   private note(revision: string | undefined): void {
     const r = Number(revision);
@@ -192,6 +198,7 @@ export class EtcdCalls {
   async range(req: IRangeRequest, bound: CallBound): Promise<IRangeResponse> {
     const res = await this.run('range', bound, (o) => this.client.kv.range(req, o));
     this.note(res.header?.revision);
+    this.count(res.kvs);
     return res;
   }
 
@@ -219,6 +226,7 @@ export class EtcdCalls {
     );
     const revision = Number(res.header.revision);
     this.note(res.header.revision);
+    for (const r of res.responses) this.count(r.response_range?.kvs);
     const responses = [...res.responses];
     if (requestKey === undefined) return { succeeded: res.succeeded, revision, responses };
     const own = responses.pop();
