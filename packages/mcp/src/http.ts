@@ -4,8 +4,8 @@
  */
 import { ToolError } from './errors.js';
 
-/** Bound on one HTTP call. */
-const CALL_TIMEOUT_MS = 30_000;
+/** Default bound on one HTTP call (a blocking lock acquire adds its wait to it). */
+export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 
 /** Where the node's HTTP API is, and how to authenticate to it. */
 export interface NodeClientOptions {
@@ -13,22 +13,37 @@ export interface NodeClientOptions {
   endpoint: string;
   /** Bearer token (PARLEY_API_TOKEN). */
   token?: string;
+  /**
+   * Bound on one call, in ms (default 30 s): longer than the node's own call timeout (10 s), so
+   * the node answers `timeout` itself. A call that waits on the node (`waitMs`) gets that much more.
+   */
+  callTimeoutMs?: number;
+}
+
+/** Per call: time the node may hold it on purpose, and the caller's cancellation. */
+export interface CallOptions {
+  /** A blocking lock acquire's wait, in ms: added to the call's bound. */
+  waitMs?: number;
+  /** Aborts the HTTP request (the MCP client cancelled the tool call); the node then ends its side. */
+  signal?: AbortSignal;
 }
 
 /** Calls the node's HTTP API; answers the envelope's `data`, or throws a {@link ToolError}. */
 export class NodeClient {
   readonly endpoint: string;
   private readonly token: string | undefined;
+  private readonly callTimeoutMs: number;
   private inflight = 0;
   private readonly idleWaiters: Array<() => void> = [];
 
   constructor(options: NodeClientOptions) {
     this.endpoint = options.endpoint.replace(/\/+$/, '');
     this.token = options.token;
+    this.callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   }
 
   /** Resolves once no call is in flight (so answers are not cut off at shutdown), or after `timeoutMs`. */
-  idle(timeoutMs = CALL_TIMEOUT_MS): Promise<void> {
+  idle(timeoutMs = this.callTimeoutMs): Promise<void> {
     if (this.inflight === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, timeoutMs);
@@ -39,31 +54,40 @@ export class NodeClient {
     });
   }
 
-  async call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  async call<T = unknown>(method: string, path: string, body?: unknown, options: CallOptions = {}): Promise<T> {
     this.inflight++;
     try {
-      return await this.send<T>(method, path, body);
+      return await this.send<T>(method, path, body, options);
     } finally {
       if (--this.inflight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
     }
   }
 
-  private async send<T>(method: string, path: string, body?: unknown): Promise<T> {
+  private async send<T>(method: string, path: string, body: unknown, options: CallOptions): Promise<T> {
     const headers: Record<string, string> = {};
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
+    const boundMs = this.callTimeoutMs + Math.max(0, options.waitMs ?? 0);
+    const bound = AbortSignal.timeout(boundMs);
+    const signal = options.signal === undefined ? bound : AbortSignal.any([bound, options.signal]);
     let response: Response;
+    let text: string;
     try {
       response = await fetch(this.endpoint + path, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+        signal,
       });
+      text = await response.text();
     } catch (err) {
-      throw new ToolError('transport', 0, `${method} ${this.endpoint}${path}: ${(err as Error).message}`);
+      const why = bound.aborted
+        ? `no answer within ${boundMs} ms`
+        : options.signal?.aborted
+          ? 'cancelled by the client'
+          : (err as Error).message;
+      throw new ToolError('transport', 0, `${method} ${this.endpoint}${path}: ${why}`);
     }
-    const text = await response.text();
     let envelope: { data?: unknown; error?: string; msg?: string } = {};
     try {
       envelope = JSON.parse(text) as typeof envelope;

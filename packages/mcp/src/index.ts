@@ -4,5 +4,6 @@
  * entries, and namespaces as resources. See docs/mcp.md.
  */
 export { ERROR_HINTS, ToolError } from './errors.js';
-export { NodeClient, type NodeClientOptions } from './http.js';
+export { type CallOptions, DEFAULT_CALL_TIMEOUT_MS, NodeClient, type NodeClientOptions } from './http.js';
 export { createMcpServer, MCP_VERSION, type RunMcpOptions, runMcp } from './server.js';
+export { DEFAULT_PROGRESS_INTERVAL_MS, type ToolOptions } from './tools.js';

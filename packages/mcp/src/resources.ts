@@ -17,8 +17,8 @@ export function registerResources(server: McpServer, node: NodeClient): void {
     server.registerResource(
       `${kind}-namespace`,
       new ResourceTemplate(`parley://${kind}/{namespace}`, {
-        list: async () => {
-          const status = await node.call<StatusData>('GET', '/api/v1/status');
+        list: async (extra) => {
+          const status = await node.call<StatusData>('GET', '/api/v1/status', undefined, { signal: extra.signal });
           const want = kind === 'strong' ? 'strong' : 'eventual';
           return {
             resources: status.node.namespaces
@@ -33,9 +33,9 @@ export function registerResources(server: McpServer, node: NodeClient): void {
         },
       }),
       { description: `A ${kind} namespace: its first 100 entries`, mimeType: 'application/json' },
-      async (uri, { namespace }) => {
+      async (uri, { namespace }, extra) => {
         const ns = (Array.isArray(namespace) ? namespace[0] : namespace) ?? '';
-        const page = await node.call('GET', `${path(route, ns)}?limit=100`);
+        const page = await node.call('GET', `${path(route, ns)}?limit=100`, undefined, { signal: extra.signal });
         return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(page) }] };
       },
     );

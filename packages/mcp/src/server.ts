@@ -9,13 +9,13 @@ import { createNode, type ParleyNode } from '@parley/node';
 import { createServer, type ParleyServer } from '@parley/server';
 import { NodeClient } from './http.js';
 import { registerResources } from './resources.js';
-import { registerTools } from './tools.js';
+import { registerTools, type ToolOptions } from './tools.js';
 
 /** The version the MCP server reports to hosts in its `initialize` answer. */
 export const MCP_VERSION = '0.1.0';
 
 /** An MCP server (not yet connected) whose tools call the node at `client`. */
-export function createMcpServer(client: NodeClient): McpServer {
+export function createMcpServer(client: NodeClient, options: ToolOptions = {}): McpServer {
   const server = new McpServer(
     { name: 'parley', version: MCP_VERSION },
     {
@@ -25,7 +25,7 @@ export function createMcpServer(client: NodeClient): McpServer {
         'follow the hint (version_mismatch: re-read and retry).',
     },
   );
-  registerTools(server, client);
+  registerTools(server, client, options);
   registerResources(server, client);
   return server;
 }

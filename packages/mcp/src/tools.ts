@@ -4,7 +4,8 @@
  * zod) and answers either the node's JSON or a typed error (`errors.ts`).
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { ToolError } from './errors.js';
 import { type NodeClient, path, query } from './http.js';
@@ -17,18 +18,62 @@ const KEY = z.string().min(1).max(1024).describe('Key: 1-1024 characters, no con
 const VALUE = z.unknown().describe('Any JSON value, at most 1 MiB');
 const TTL = z.number().int().min(1).max(2_592_000).describe('Time to live in seconds (1 .. 30 days)');
 
-/** Runs a node call and turns its answer or typed error into a tool result. */
-async function answer(fn: () => Promise<unknown>): Promise<CallToolResult> {
+type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** While a call is in flight, a progress notification this often (when the client asked for progress). */
+export const DEFAULT_PROGRESS_INTERVAL_MS = 10_000;
+
+export interface ToolOptions {
+  /** Default DEFAULT_PROGRESS_INTERVAL_MS. */
+  progressIntervalMs?: number;
+}
+
+/** A node call on behalf of one tool call: cancelled with it; `waitMs` is a blocking wait the node may hold. */
+type Call = (method: string, path: string, body?: unknown, waitMs?: number) => Promise<unknown>;
+
+/**
+ * Runs a tool's node call and turns its answer or typed error into a tool result. The call is
+ * aborted when the MCP client cancels the tool call (the node then ends its side: a lock granted
+ * to a cancelled acquire is released). A client that sent a progress token gets a progress
+ * notification every `progressIntervalMs` meanwhile, so one that resets its request timeout on
+ * progress keeps waiting through a long lock wait.
+ */
+async function answer(
+  node: NodeClient,
+  progressIntervalMs: number,
+  extra: ToolExtra,
+  fn: (call: Call) => Promise<unknown>,
+): Promise<CallToolResult> {
+  const token = extra._meta?.progressToken;
+  let ticks = 0;
+  const timer =
+    token === undefined
+      ? undefined
+      : setInterval(() => {
+          ticks++;
+          void extra
+            .sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken: token, progress: ticks, message: 'waiting for the node' },
+            })
+            .catch(() => {});
+        }, progressIntervalMs);
+  timer?.unref();
   try {
-    const data = await fn();
+    const data = await fn((method, path, body, waitMs) =>
+      node.call(method, path, body, { waitMs, signal: extra.signal }),
+    );
     return { content: [{ type: 'text', text: JSON.stringify(data) }] };
   } catch (err) {
     const e = err instanceof ToolError ? err : new ToolError('internal', 500, (err as Error).message);
     return { isError: true, content: [{ type: 'text', text: JSON.stringify(e.toJSON()) }] };
+  } finally {
+    if (timer !== undefined) clearInterval(timer);
   }
 }
 
-export function registerTools(server: McpServer, node: NodeClient): void {
+export function registerTools(server: McpServer, node: NodeClient, options: ToolOptions = {}): void {
+  const every = options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
   // ------------------------------------------------------------ strong state
   server.registerTool(
     'state_get',
@@ -37,7 +82,8 @@ export function registerTools(server: McpServer, node: NodeClient): void {
         'Read a strong (linearizable) entry: {namespace, key, value, version, ttl_seconds, ...}. Error key_not_found if absent.',
       inputSchema: { namespace: NAMESPACE, key: KEY },
     },
-    ({ namespace, key }) => answer(() => node.call('GET', path('distributed-state', namespace, key))),
+    ({ namespace, key }, extra) =>
+      answer(node, every, extra, (call) => call('GET', path('distributed-state', namespace, key))),
   );
   server.registerTool(
     'state_set',
@@ -53,8 +99,10 @@ export function registerTools(server: McpServer, node: NodeClient): void {
         if_not_exists: z.boolean().optional().describe('Write only if the key does not exist'),
       },
     },
-    ({ namespace, key, value, ...rest }) =>
-      answer(() => node.call('POST', path('distributed-state', namespace, key), { value: value ?? null, ...rest })),
+    ({ namespace, key, value, ...rest }, extra) =>
+      answer(node, every, extra, (call) =>
+        call('POST', path('distributed-state', namespace, key), { value: value ?? null, ...rest }),
+      ),
   );
   server.registerTool(
     'state_delete',
@@ -62,8 +110,10 @@ export function registerTools(server: McpServer, node: NodeClient): void {
       description: 'Delete a strong entry (optionally only at a version). Error key_not_found if absent.',
       inputSchema: { namespace: NAMESPACE, key: KEY, if_version_matches: z.string().min(1).optional() },
     },
-    ({ namespace, key, if_version_matches }) =>
-      answer(() => node.call('DELETE', path('distributed-state', namespace, key) + query({ if_version_matches }))),
+    ({ namespace, key, if_version_matches }, extra) =>
+      answer(node, every, extra, (call) =>
+        call('DELETE', path('distributed-state', namespace, key) + query({ if_version_matches })),
+      ),
   );
   server.registerTool(
     'state_list',
@@ -78,7 +128,8 @@ export function registerTools(server: McpServer, node: NodeClient): void {
         cursor: z.string().optional().describe('next_cursor of the previous page'),
       },
     },
-    ({ namespace, ...q }) => answer(() => node.call('GET', path('distributed-state', namespace) + query(q))),
+    ({ namespace, ...q }, extra) =>
+      answer(node, every, extra, (call) => call('GET', path('distributed-state', namespace) + query(q))),
   );
 
   // ------------------------------------------------------------ claims and leases
@@ -89,8 +140,10 @@ export function registerTools(server: McpServer, node: NodeClient): void {
         'Claim a key: exactly one caller wins. Answers {won, value, version}; losers see the winner’s value.',
       inputSchema: { namespace: NAMESPACE, key: KEY, value: VALUE, ttl_seconds: TTL.optional() },
     },
-    ({ namespace, key, value, ttl_seconds }) =>
-      answer(() => node.call('POST', path('claims', namespace, key), { value: value ?? null, ttl_seconds })),
+    ({ namespace, key, value, ttl_seconds }, extra) =>
+      answer(node, every, extra, (call) =>
+        call('POST', path('claims', namespace, key), { value: value ?? null, ttl_seconds }),
+      ),
   );
   server.registerTool(
     'lease_acquire',
@@ -105,7 +158,8 @@ export function registerTools(server: McpServer, node: NodeClient): void {
         state: VALUE.optional().describe('Initial state (kept from the last holder if omitted)'),
       },
     },
-    ({ namespace, key, ...body }) => answer(() => node.call('POST', path('leases', namespace, key), body)),
+    ({ namespace, key, ...body }, extra) =>
+      answer(node, every, extra, (call) => call('POST', path('leases', namespace, key), body)),
   );
   const LEASE = {
     namespace: NAMESPACE,
@@ -119,7 +173,8 @@ export function registerTools(server: McpServer, node: NodeClient): void {
       description: 'Renew your lease (heartbeat). Error lease_lost if a newer epoch exists: stop working on it.',
       inputSchema: { ...LEASE, ttl_seconds: TTL.optional() },
     },
-    ({ namespace, key, ...body }) => answer(() => node.call('POST', path('leases', namespace, key, '/renew'), body)),
+    ({ namespace, key, ...body }, extra) =>
+      answer(node, every, extra, (call) => call('POST', path('leases', namespace, key, '/renew'), body)),
   );
   server.registerTool(
     'lease_write',
@@ -128,8 +183,10 @@ export function registerTools(server: McpServer, node: NodeClient): void {
         'Fenced write of the lease state: accepted only from the current holder and epoch (else lease_lost).',
       inputSchema: { ...LEASE, state: VALUE, if_version_matches: z.string().min(1).optional() },
     },
-    ({ namespace, key, state, ...body }) =>
-      answer(() => node.call('POST', path('leases', namespace, key, '/write'), { state: state ?? null, ...body })),
+    ({ namespace, key, state, ...body }, extra) =>
+      answer(node, every, extra, (call) =>
+        call('POST', path('leases', namespace, key, '/write'), { state: state ?? null, ...body }),
+      ),
   );
   server.registerTool(
     'lease_release',
@@ -137,7 +194,8 @@ export function registerTools(server: McpServer, node: NodeClient): void {
       description: 'Release your lease, optionally writing a final state. Error lease_lost if you no longer hold it.',
       inputSchema: { ...LEASE, state: VALUE.optional() },
     },
-    ({ namespace, key, ...body }) => answer(() => node.call('POST', path('leases', namespace, key, '/release'), body)),
+    ({ namespace, key, ...body }, extra) =>
+      answer(node, every, extra, (call) => call('POST', path('leases', namespace, key, '/release'), body)),
   );
 
   // ------------------------------------------------------------ locks
@@ -155,7 +213,10 @@ export function registerTools(server: McpServer, node: NodeClient): void {
         metadata: VALUE.optional(),
       },
     },
-    ({ namespace, key, ...body }) => answer(() => node.call('POST', path('locks', namespace, key), body)),
+    ({ namespace, key, ...body }, extra) =>
+      answer(node, every, extra, (call) =>
+        call('POST', path('locks', namespace, key), body, (body.wait_seconds ?? 0) * 1000),
+      ),
   );
   server.registerTool(
     'lock_release',
@@ -168,7 +229,8 @@ export function registerTools(server: McpServer, node: NodeClient): void {
         fence: z.number().int().min(1),
       },
     },
-    ({ namespace, key, ...body }) => answer(() => node.call('POST', path('locks', namespace, key, '/release'), body)),
+    ({ namespace, key, ...body }, extra) =>
+      answer(node, every, extra, (call) => call('POST', path('locks', namespace, key, '/release'), body)),
   );
 
   // ------------------------------------------------------------ replicated (eventual)
@@ -179,8 +241,10 @@ export function registerTools(server: McpServer, node: NodeClient): void {
         'Write a replicated entry (CRDT, last writer wins): accepted locally even when offline, spread by gossip.',
       inputSchema: { namespace: NAMESPACE, key: KEY, value: VALUE, ttl_seconds: TTL.optional() },
     },
-    ({ namespace, key, value, ttl_seconds }) =>
-      answer(() => node.call('POST', path('replicated', namespace, key), { value: value ?? null, ttl_seconds })),
+    ({ namespace, key, value, ttl_seconds }, extra) =>
+      answer(node, every, extra, (call) =>
+        call('POST', path('replicated', namespace, key), { value: value ?? null, ttl_seconds }),
+      ),
   );
   server.registerTool(
     'replicated_get',
@@ -188,7 +252,8 @@ export function registerTools(server: McpServer, node: NodeClient): void {
       description: 'Read a replicated entry from this node. Error key_not_found if absent.',
       inputSchema: { namespace: NAMESPACE, key: KEY },
     },
-    ({ namespace, key }) => answer(() => node.call('GET', path('replicated', namespace, key))),
+    ({ namespace, key }, extra) =>
+      answer(node, every, extra, (call) => call('GET', path('replicated', namespace, key))),
   );
   server.registerTool(
     'replicated_increment',
@@ -196,8 +261,8 @@ export function registerTools(server: McpServer, node: NodeClient): void {
       description: 'Add to a replicated counter (PN-counter: concurrent increments add up). Negative by decrements.',
       inputSchema: { namespace: NAMESPACE, key: KEY, by: z.number().int().optional(), ttl_seconds: TTL.optional() },
     },
-    ({ namespace, key, ...body }) =>
-      answer(() => node.call('POST', path('replicated', namespace, key, '/increment'), body)),
+    ({ namespace, key, ...body }, extra) =>
+      answer(node, every, extra, (call) => call('POST', path('replicated', namespace, key, '/increment'), body)),
   );
   server.registerTool(
     'replicated_list',
@@ -211,6 +276,7 @@ export function registerTools(server: McpServer, node: NodeClient): void {
         cursor: z.string().optional(),
       },
     },
-    ({ namespace, ...q }) => answer(() => node.call('GET', path('replicated', namespace) + query(q))),
+    ({ namespace, ...q }, extra) =>
+      answer(node, every, extra, (call) => call('GET', path('replicated', namespace) + query(q))),
   );
 }
