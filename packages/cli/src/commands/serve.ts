@@ -7,8 +7,8 @@ import { resolve } from 'node:path';
 import type { NodeOptions } from '@parley/node';
 import type { Command } from 'commander';
 import { UsageError } from '../client.js';
-import { parseEndpoint } from '../endpoint.js';
 import { type GlobalOptions, parseInteger } from '../context.js';
+import { parseEndpoint } from '../endpoint.js';
 
 export interface ServeOptions {
   dataDir: string;
