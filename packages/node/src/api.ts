@@ -99,6 +99,21 @@ export interface EventualNamespace {
   yjs(key: string): Promise<import('yjs').Doc>;
   /** An Automerge document handle replicated with Automerge's sync protocol. */
   automerge<T = Record<string, unknown>>(key: string): Promise<AutomergeHandle<T>>;
+  /** Best-effort messages among the nodes that have `channel` of this namespace open (never persisted). */
+  ephemeral(channel: string): EphemeralChannel;
+}
+
+/**
+ * Gossip among the nodes that subscribe to one channel of a namespace: best effort,
+ * never persisted or repaired (a node that is apart misses what was sent meanwhile),
+ * at most 256 KiB a message. Yjs awareness between the nodes of a room rides on it.
+ */
+export interface EphemeralChannel {
+  readonly name: string;
+  /** Hands `message` to the transport for every other subscribed node. */
+  publish(message: Uint8Array): Promise<void>;
+  /** Messages from other nodes (never this node's own). */
+  subscribe(handler: (from: PeerId, message: Uint8Array) => void): Unsubscribe;
 }
 
 export interface AutomergeHandle<T> {

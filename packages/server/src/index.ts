@@ -28,3 +28,5 @@ export {
   type ServerOptions,
 } from './server.js';
 export { isoMicros } from './time.js';
+export { attachYjsDoor, YjsDoor, type YjsDoorDeps, type YjsDoorStats } from './yjs/door.js';
+export type { YjsDoorOptions } from './yjs/options.js';

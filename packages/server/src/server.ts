@@ -16,6 +16,8 @@ import { registerReplicatedRoutes } from './routes/replicated.js';
 import { registerStateRoutes } from './routes/state.js';
 import type { RouteDeps } from './routes/types.js';
 import { DEFAULT_SSE_LIMITS, type SseLimits, type SseStream } from './sse.js';
+import { attachYjsDoor } from './yjs/door.js';
+import type { YjsDoorOptions } from './yjs/options.js';
 
 /** The value limit is 1 MiB of canonical JSON; the body may wrap it with a few fields and escapes. */
 export const DEFAULT_BODY_LIMIT_BYTES = 1_048_576 + 64 * 1024;
@@ -43,6 +45,8 @@ export interface ServerOptions {
   sse?: Partial<SseLimits>;
   /** Process metrics (CPU, memory, event loop) beside the node's; default true. */
   defaultMetrics?: boolean;
+  /** The y-websocket door at ws://host:port/yjs (docs/yjs.md); `false` turns it off. */
+  yjs?: YjsDoorOptions | false;
   /** Fastify's logger option; default off. */
   logger?: boolean;
   /** Called with any error that is not a client mistake (answered 500 internal); default: printed on stderr. */
@@ -144,6 +148,8 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
   registerCoordinationRoutes(app, deps);
   registerReplicatedRoutes(app, deps);
   registerOpsRoutes(app, deps);
+  if (options.yjs !== false)
+    attachYjsDoor(app, { node: options.node, token: options.token, onUnexpectedError }, options.yjs);
 
   app.addHook('preClose', async () => {
     for (const stream of [...streams]) stream.close();

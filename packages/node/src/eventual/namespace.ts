@@ -21,6 +21,7 @@ import type * as Y from 'yjs';
 import type {
   AutomergeHandle,
   Consistency,
+  EphemeralChannel,
   EventualChange,
   EventualEntry,
   EventualNamespace,
@@ -33,6 +34,7 @@ import type {
 } from '../api.js';
 import type { NodeContext } from '../context.js';
 import type { CommitSource, GroupCommit } from '../group-commit.js';
+import { openEphemeralChannel } from './ephemeral.js';
 import { ExpiryQueue } from './expiry.js';
 import { listEntries } from './list.js';
 import type { ResolvedEventualOptions } from './options.js';
@@ -501,6 +503,10 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
   async automerge<T = Record<string, unknown>>(key: string): Promise<AutomergeHandle<T>> {
     await this.ensureOpen();
     return (await this.richValues()).automerge<T>(key);
+  }
+
+  ephemeral(channel: string): EphemeralChannel {
+    return openEphemeralChannel(this.ctx, this.name, channel);
   }
 
   /** Answers a rich-value sync request from a peer. */

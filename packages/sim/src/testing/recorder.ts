@@ -567,6 +567,7 @@ export class Recorder {
         guard();
         return inner.automerge<T>(key);
       },
+      ephemeral: (channel) => inner.ephemeral(channel),
     };
   }
 }

@@ -1,0 +1,272 @@
+/**
+ * The y-websocket door: WebSocket upgrades of `<path>/<room>` on the HTTP
+ * server, each a stock `WebsocketProvider` syncing one room (see docs/yjs.md).
+ *
+ * Admission, in order:
+ * 1. The path: `<path>/{namespace}/{key}` (each part percent-decoded; the key
+ *    may hold more '/'), or `<path>/{key}` for `defaultNamespace`. Anything
+ *    else under no path of ours: 404 before the upgrade.
+ * 2. The HTTP server's Host/Origin rules (`checkRequest`): refused before the
+ *    upgrade (403), so a foreign page never gets a socket.
+ * 3. maxConnections: 503 before the upgrade (the provider retries with backoff).
+ * 4. After the upgrade, the bearer token (server with a token): from the
+ *    Authorization header, else a `parley.bearer.<base64url(token)>`
+ *    subprotocol, else the `token` query parameter. Missing or wrong: the
+ *    y-protocols "permission denied" message, then close 4401 (the provider
+ *    stops reconnecting). The token and the query string are never logged.
+ * 5. A room name the node refuses (namespace or key): close 4400. maxRooms
+ *    reached, or the node cannot open more documents: close 1013 (retried).
+ */
+import { type IncomingMessage, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { isParleyError } from '@parley/interface';
+import type { ParleyNode } from '@parley/node';
+import type { FastifyInstance } from 'fastify';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { bearerChecker } from '../auth.js';
+import { HttpError, toErrorEnvelope } from '../errors.js';
+import { CLOSE, Connection } from './connection.js';
+import { type ResolvedYjsDoorOptions, resolveYjsDoorOptions, type YjsDoorOptions } from './options.js';
+import { encodePermissionDenied, KEEPALIVE_MESSAGE } from './protocol.js';
+import { Room, type RoomContext } from './room.js';
+import { bearerHeaderOf, SUBPROTOCOL, selectSubprotocol } from './token.js';
+
+/** What the door needs from the server that hosts it. */
+export interface YjsDoorDeps {
+  node: ParleyNode;
+  /** The server's bearer token; none: no token is asked for. */
+  token?: string;
+  /** The HTTP server's Host/Origin rules: throws an HttpError for a request it refuses. */
+  checkRequest?: (request: IncomingMessage) => void;
+  onUnexpectedError(err: unknown, where: string): void;
+}
+
+/** A snapshot of the door's load and of what it refused. */
+export interface YjsDoorStats {
+  connections: number;
+  rooms: number;
+  awarenessStates: number;
+  /** Refusals and drops since start, by reason. */
+  counts: Record<string, number>;
+}
+
+const MAX_KEY_LENGTH = 1024;
+const CLOSE_GRACE_MS = 1_000;
+
+/** The y-websocket door of one HTTP server (`createServer` makes one unless `yjs: false`). */
+export class YjsDoor {
+  readonly options: ResolvedYjsDoorOptions;
+  private readonly wss: WebSocketServer;
+  private readonly rooms = new Map<string, Room>();
+  private readonly sockets = new Set<WebSocket>();
+  private readonly counts: Record<string, number> = {};
+  private readonly checkToken: ((header: string | undefined) => void) | undefined;
+  private readonly timer: NodeJS.Timeout;
+  private readonly ctx: RoomContext;
+  private closing = false;
+
+  constructor(
+    private readonly deps: YjsDoorDeps,
+    options: YjsDoorOptions = {},
+  ) {
+    this.options = resolveYjsDoorOptions(options);
+    this.checkToken = deps.token === undefined ? undefined : bearerChecker(deps.token);
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: this.options.maxMessageBytes,
+      perMessageDeflate: false,
+      clientTracking: false,
+      handleProtocols: (offered) => selectSubprotocol(offered),
+    });
+    this.ctx = {
+      node: deps.node,
+      options: this.options,
+      now: () => Date.now(),
+      count: (reason) => this.count(reason),
+      onUnexpectedError: deps.onUnexpectedError,
+    };
+    const o = this.options;
+    const tickMs = Math.max(
+      20,
+      Math.min(5_000, Math.floor(Math.min(o.keepAliveMs, o.pingIntervalMs, o.awarenessTimeoutMs) / 10)),
+    );
+    this.timer = setInterval(() => this.tick(), tickMs);
+    this.timer.unref();
+  }
+
+  stats(): YjsDoorStats {
+    let awarenessStates = 0;
+    for (const room of this.rooms.values()) awarenessStates += room.awareness.size;
+    return { connections: this.sockets.size, rooms: this.rooms.size, awarenessStates, counts: { ...this.counts } };
+  }
+
+  /** Takes an upgrade request if its path is the door's; returns false otherwise. */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+    const url = request.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const prefix = `${this.options.path}/`;
+    if (!path.startsWith(prefix)) return false;
+    try {
+      if (this.closing) throw new HttpError('closed', 'the server is shutting down');
+      this.deps.checkRequest?.(request);
+      if (this.sockets.size >= this.options.maxConnections) {
+        this.count('too_many_connections');
+        throw new HttpError(
+          'unavailable',
+          `this node already holds ${this.options.maxConnections} y-websocket connections`,
+        );
+      }
+    } catch (err) {
+      rejectUpgrade(socket, err);
+      return true;
+    }
+    const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.admit(ws, request, path.slice(prefix.length), query));
+    return true;
+  }
+
+  private admit(ws: WebSocket, request: IncomingMessage, roomPath: string, query: URLSearchParams): void {
+    this.sockets.add(ws);
+    let joined: Room | undefined;
+    const conn = new Connection(ws, this.options.maxBufferedBytes, Date.now(), (why) => this.count(`dropped_${why}`));
+    ws.on('error', () => conn.terminate());
+    ws.on('close', () => {
+      this.sockets.delete(ws);
+      conn.closed = true;
+      if (joined) this.leave(joined, conn);
+    });
+    if (this.checkToken) {
+      try {
+        this.checkToken(bearerHeaderOf(request, query));
+      } catch (err) {
+        this.count('unauthorized');
+        const reason = `${(err as Error).message}; a browser passes it as ?token=… or the subprotocol ${SUBPROTOCOL}.bearer.<base64url>`;
+        conn.send(encodePermissionDenied(reason), Date.now());
+        conn.close(CLOSE.unauthorized, 'unauthorized');
+        return;
+      }
+    }
+    const room = this.roomFor(conn, roomPath);
+    if (!room) return;
+    joined = room;
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      if (!isBinary) {
+        this.count('decode_error');
+        conn.close(CLOSE.badRequest, 'y-websocket messages are binary');
+        return;
+      }
+      room.receive(conn, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    });
+    room.join(conn);
+  }
+
+  /** The room a connection names, opened if need be; closes the connection and returns undefined if refused. */
+  private roomFor(conn: Connection, roomPath: string): Room | undefined {
+    let namespace: string;
+    let key: string;
+    try {
+      const slash = roomPath.indexOf('/');
+      namespace = slash < 0 ? this.options.defaultNamespace : decodeURIComponent(roomPath.slice(0, slash));
+      key = decodeURIComponent(slash < 0 ? roomPath : roomPath.slice(slash + 1));
+      if (key.length === 0 || key.length > MAX_KEY_LENGTH) throw new Error(`a key is 1..${MAX_KEY_LENGTH} characters`);
+      this.deps.node.eventual(namespace); // checks the namespace name
+    } catch (err) {
+      this.count('bad_room');
+      conn.close(CLOSE.badRequest, `bad room name: ${(err as Error).message}`);
+      return undefined;
+    }
+    const id = `${namespace}\u0000${key}`;
+    let room = this.rooms.get(id);
+    if (!room) {
+      if (this.rooms.size >= this.options.maxRooms) {
+        this.count('too_many_rooms');
+        conn.close(CLOSE.tryAgainLater, `this node already holds ${this.options.maxRooms} open rooms`);
+        return undefined;
+      }
+      const fresh = new Room(namespace, key, this.ctx);
+      room = fresh;
+      this.rooms.set(id, fresh);
+      fresh.open().catch((err: unknown) => this.failRoom(id, fresh, err));
+    }
+    return room;
+  }
+
+  private failRoom(id: string, room: Room, err: unknown): void {
+    if (this.rooms.get(id) === room) this.rooms.delete(id);
+    room.close();
+    const known = isParleyError(err);
+    if (!known) this.deps.onUnexpectedError(err, 'yjs room open');
+    this.count('room_open_failed');
+    const code = known ? CLOSE.tryAgainLater : CLOSE.internal;
+    for (const c of [...room.conns]) c.close(code, known ? (err as Error).message : 'internal error');
+  }
+
+  private leave(room: Room, conn: Connection): void {
+    room.leave(conn);
+    if (room.conns.size === 0) {
+      room.close();
+      for (const [id, r] of this.rooms) if (r === room) this.rooms.delete(id);
+    }
+  }
+
+  private tick(): void {
+    const now = Date.now();
+    for (const room of this.rooms.values()) {
+      room.tick(now);
+      for (const c of room.conns) c.tick(now, this.options.keepAliveMs, this.options.pingIntervalMs, KEEPALIVE_MESSAGE);
+    }
+  }
+
+  private count(reason: string): void {
+    this.counts[reason] = (this.counts[reason] ?? 0) + 1;
+  }
+
+  /** Closes every connection (1001: the provider reconnects to wherever the server comes back). */
+  async close(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.timer);
+    const open = [...this.sockets];
+    const closed = Promise.all(open.map((ws) => new Promise<void>((done) => ws.once('close', () => done()))));
+    for (const ws of open) ws.close(CLOSE.goingAway, 'server closing');
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([closed, new Promise<void>((done) => (timer = setTimeout(done, CLOSE_GRACE_MS)))]);
+    clearTimeout(timer);
+    for (const ws of this.sockets) ws.terminate();
+    for (const room of this.rooms.values()) room.close();
+    this.rooms.clear();
+    this.wss.close();
+  }
+}
+
+/** Answers a refused upgrade with the HTTP error envelope and closes the socket. */
+function rejectUpgrade(socket: Duplex, err: unknown): void {
+  const { envelope, headers } = toErrorEnvelope(err, {});
+  const body = JSON.stringify(envelope);
+  const lines = [
+    `HTTP/1.1 ${envelope.status} ${STATUS_CODES[envelope.status] ?? 'Error'}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+  ];
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
+}
+
+/**
+ * Hooks the door into a Fastify server: its HTTP server's upgrade requests
+ * (others get 404), and closing before the server stops.
+ */
+export function attachYjsDoor(app: FastifyInstance, deps: YjsDoorDeps, options?: YjsDoorOptions): YjsDoor {
+  const door = new YjsDoor(deps, options);
+  app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (!door.handleUpgrade(request, socket, head)) {
+      rejectUpgrade(
+        socket,
+        new HttpError('not_found', `no WebSocket endpoint at ${(request.url ?? '').split('?', 1)[0]}`),
+      );
+    }
+  });
+  app.addHook('preClose', async () => door.close());
+  return door;
+}
