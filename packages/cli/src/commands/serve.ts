@@ -146,6 +146,7 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
         `  data dir  ${dataDir}`,
         `  peer id   ${node.peerId}`,
         `  p2p       ${node.addresses.join(' ') || '-'}`,
+        `  yjs       ${url.replace(/^http/, 'ws')}/yjs  (y-websocket rooms "{namespace}/{key}", docs/yjs.md)`,
         `  strong    ${etcd === undefined ? 'built-in Raft group' : `etcd ${etcd.endpoints.join(',')} (prefix ${etcd.prefix ?? '/parley'})`}`,
         token === undefined
           ? '  auth      none (loopback only). To require a token: PARLEY_API_TOKEN=<secret> npm start; clients send "Authorization: Bearer <secret>"'

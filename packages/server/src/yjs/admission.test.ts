@@ -67,6 +67,30 @@ describe('y-websocket rooms', () => {
   });
 });
 
+describe('y-websocket Host and Origin', () => {
+  it('a server without a token refuses a foreign Host or Origin with 403 before the upgrade, as its HTTP routes do', async () => {
+    const { url } = await start({ allowedHosts: ['parley.test'] });
+    const port = new URL(url).port;
+    expect(await raw(`${url}/ns/k`, { headers: { origin: 'http://evil.example' } }).refused).toBe(403);
+    expect(await raw(`${url}/ns/k`, { headers: { host: `evil.example:${port}` } }).refused).toBe(403);
+    const fine: Array<Record<string, string>> = [
+      { origin: `http://localhost:${port}` },
+      { host: `parley.test:${port}` },
+      {},
+    ];
+    for (const headers of fine) {
+      const ok = raw(`${url}/ns/k`, { headers });
+      await ok.opened;
+    }
+  });
+
+  it('a server with a token takes any Host and Origin (the token is what a foreign page lacks)', async () => {
+    const { url } = await start({ token: 't', host: '127.0.0.1' });
+    const ok = raw(`${url}/ns/k?token=t`, { headers: { origin: 'http://app.example' } });
+    await until('greeted', () => ok.received.length > 0);
+  });
+});
+
 describe('y-websocket auth', () => {
   const token = 's3cret-token';
 

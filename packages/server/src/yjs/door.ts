@@ -6,8 +6,9 @@
  * 1. The path: `<path>/{namespace}/{key}` (each part percent-decoded; the key
  *    may hold more '/'), or `<path>/{key}` for `defaultNamespace`. Anything
  *    else under no path of ours: 404 before the upgrade.
- * 2. The HTTP server's Host/Origin rules (`checkRequest`): refused before the
- *    upgrade (403), so a foreign page never gets a socket.
+ * 2. The HTTP server's Host/Origin rules (a server without a token answers
+ *    only loopback or allowed Host and Origin values): refused before the
+ *    upgrade (403), so a foreign web page never gets a socket.
  * 3. maxConnections: 503 before the upgrade (the provider retries with backoff).
  * 4. After the upgrade, the bearer token (server with a token): from the
  *    Authorization header, else a `parley.bearer.<base64url(token)>`
@@ -23,7 +24,7 @@ import { isParleyError } from '@parley/interface';
 import type { ParleyNode } from '@parley/node';
 import type { FastifyInstance } from 'fastify';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { bearerChecker } from '../auth.js';
+import { bearerChecker, rebindingGuard } from '../auth.js';
 import { HttpError, toErrorEnvelope } from '../errors.js';
 import { CLOSE, Connection } from './connection.js';
 import { type ResolvedYjsDoorOptions, resolveYjsDoorOptions, type YjsDoorOptions } from './options.js';
@@ -34,10 +35,10 @@ import { bearerHeaderOf, SUBPROTOCOL, selectSubprotocol } from './token.js';
 /** What the door needs from the server that hosts it. */
 export interface YjsDoorDeps {
   node: ParleyNode;
-  /** The server's bearer token; none: no token is asked for. */
+  /** The server's bearer token; none: no token is asked for, and the Host/Origin rules apply. */
   token?: string;
-  /** The HTTP server's Host/Origin rules: throws an HttpError for a request it refuses. */
-  checkRequest?: (request: IncomingMessage) => void;
+  /** Without a token, host names accepted besides loopback ones (the HTTP server's `allowedHosts`). */
+  allowedHosts?: readonly string[];
   onUnexpectedError(err: unknown, where: string): void;
 }
 
@@ -61,6 +62,7 @@ export class YjsDoor {
   private readonly sockets = new Set<WebSocket>();
   private readonly counts: Record<string, number> = {};
   private readonly checkToken: ((header: string | undefined) => void) | undefined;
+  private readonly checkHost: ((host: string | undefined, origin: string | undefined) => void) | undefined;
   private readonly timer: NodeJS.Timeout;
   private readonly ctx: RoomContext;
   private closing = false;
@@ -70,7 +72,9 @@ export class YjsDoor {
     options: YjsDoorOptions = {},
   ) {
     this.options = resolveYjsDoorOptions(options);
+    // The HTTP server's rules: a token, or else only loopback (or allowed) Host and Origin values.
     this.checkToken = deps.token === undefined ? undefined : bearerChecker(deps.token);
+    this.checkHost = deps.token === undefined ? rebindingGuard(deps.allowedHosts ?? []) : undefined;
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: this.options.maxMessageBytes,
@@ -109,7 +113,7 @@ export class YjsDoor {
     if (!path.startsWith(prefix)) return false;
     try {
       if (this.closing) throw new HttpError('closed', 'the server is shutting down');
-      this.deps.checkRequest?.(request);
+      this.checkHost?.(request.headers.host, request.headers.origin);
       if (this.sockets.size >= this.options.maxConnections) {
         this.count('too_many_connections');
         throw new HttpError(
