@@ -126,6 +126,32 @@ describe('parley distributed-state', () => {
   });
 });
 
+describe('parley with keys "." and ".."', () => {
+  it('set, get, lock and delete them as keys (not as dot segments of the URL)', async () => {
+    expect(await json('state', 'set', '-n', 'dots', '-k', '.', '-v', '"one"')).toMatchObject({
+      key: '.',
+      value: 'one',
+    });
+    expect(await json('state', 'set', '-n', 'dots', '-k', '..', '-v', '"two"')).toMatchObject({
+      key: '..',
+      value: 'two',
+    });
+    expect(await json('state', 'get', '-n', 'dots', '-k', '.')).toMatchObject({ key: '.', value: 'one' });
+    expect(await json('state', 'get', '-n', 'dots', '-k', '..')).toMatchObject({ key: '..', value: 'two' });
+    const grant = await json('lock', 'acquire', '-n', 'dots', '-k', '..', '--owner', 'o');
+    expect(grant).toMatchObject({ key: '..', owner: 'o' });
+    const renewed = await json('lock', 'renew', '-n', 'dots', '-k', '..', '--owner', 'o', '-f', String(grant.fence));
+    expect(renewed).toMatchObject({ key: '..', fence: grant.fence });
+    expect(await json('state', 'delete', '-n', 'dots', '-k', '..')).toEqual({
+      namespace: 'dots',
+      key: '..',
+      deleted: true,
+    });
+    expect((await cli('state', 'get', '-n', 'dots', '-k', '..')).code).toBe(3);
+    expect((await json('state', 'list', '-n', 'dots')).items.map((e: { key: string }) => e.key)).toEqual(['.']);
+  });
+});
+
 describe('parley --endpoint forms', () => {
   it('takes host:port and localhost:port; garbage is a usage error (exit 2), never a stack trace', async () => {
     const port = new URL(p.url).port;

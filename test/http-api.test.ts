@@ -6,6 +6,7 @@
  */
 
 import { createServer } from '@parley/server';
+import { pathSegment } from '@parley/server/request-as-is';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, ISO_MICROS, type Started, startParley } from './http-harness.js';
@@ -19,7 +20,7 @@ afterAll(async () => {
 });
 
 const state = (ns: string, key?: string) =>
-  `/api/v1/distributed-state/${encodeURIComponent(ns)}${key === undefined ? '' : `/${encodeURIComponent(key)}`}`;
+  `/api/v1/distributed-state/${pathSegment(ns)}${key === undefined ? '' : `/${pathSegment(key)}`}`;
 
 async function expectAbsent(ns: string, key: string) {
   const res = await api(p.url, 'GET', state(ns, key));
@@ -124,6 +125,37 @@ describe('keys', () => {
     expect((set.body.data as { key: string }).key).toBe(key);
     const got = await api(p.url, 'GET', state('k', key));
     expect((got.body.data as { key: string }).key).toBe(key);
+  });
+
+  it('keys "." and ".." are keys, sent as %2E and %2E%2E with the path as written', async () => {
+    expect(pathSegment('.')).toBe('%2E');
+    expect(pathSegment('..')).toBe('%2E%2E');
+    expect(pathSegment('...')).toBe('...');
+    expect(pathSegment('a.b')).toBe('a.b');
+    // What fetch would have sent: the dot segments are gone, encoded or not.
+    expect(new URL(`${p.url}${state('dots', '..')}/x`).pathname).toBe('/api/v1/distributed-state/x');
+    for (const [key, value] of [
+      ['.', 'one'],
+      ['..', 'two'],
+    ] as const) {
+      const set = await api(p.url, 'POST', state('dots', key), { body: { value } });
+      expect(set.status, set.text).toBe(201);
+      expect(set.body.data).toMatchObject({ namespace: 'dots', key, value });
+      const lock = await api(p.url, 'POST', `/api/v1/locks/dots/${pathSegment(key)}`, { body: { owner: 'o' } });
+      expect(lock.body.data).toMatchObject({ key, owner: 'o' });
+      const fence = (lock.body.data as { fence: number }).fence;
+      const renew = await api(p.url, 'POST', `/api/v1/locks/dots/${pathSegment(key)}/renew`, {
+        body: { owner: 'o', fence },
+      });
+      expect(renew.body.data).toMatchObject({ key, fence });
+    }
+    expect((await api(p.url, 'GET', state('dots', '.'))).body.data).toMatchObject({ key: '.', value: 'one' });
+    expect((await api(p.url, 'GET', state('dots', '..'))).body.data).toMatchObject({ key: '..', value: 'two' });
+    const list = await api(p.url, 'GET', `${state('dots')}?sort_by=key`);
+    expect((list.body.data as { items: { key: string }[] }).items.map((e) => e.key)).toEqual(['.', '..']);
+    expect((await api(p.url, 'DELETE', state('dots', '..'))).body.data).toMatchObject({ key: '..', deleted: true });
+    await expectAbsent('dots', '..');
+    expect((await api(p.url, 'GET', state('dots', '.'))).status).toBe(200);
   });
 });
 

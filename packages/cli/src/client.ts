@@ -1,4 +1,5 @@
 /** The HTTP client the commands share: the envelope in, typed failures out. */
+import { pathSegment, type ResponseAsIs, requestAsIs } from '@parley/server/request-as-is';
 import { exitCodeOf } from './exit-codes.js';
 
 export interface ErrorBody {
@@ -60,7 +61,9 @@ export class ApiClient {
   }
 
   private unreachable(err: unknown): ApiError {
-    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    const e = err as { code?: unknown; cause?: { code?: unknown }; name?: string };
+    const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+    const cause = text(e.code) ?? text(e.cause?.code) ?? e.name ?? 'Error';
     return new ApiError({
       status: 0,
       msg: `cannot reach ${this.base} (${cause}); is \`parley serve\` running? (--endpoint, PARLEY_ENDPOINT)`,
@@ -77,16 +80,18 @@ export class ApiClient {
       extraTimeoutMs?: number;
     } = {},
   ): Promise<{ status: number; data: T }> {
-    const url = new URL(this.base + path);
+    const query = new URLSearchParams();
     for (const [name, value] of Object.entries(init.query ?? {})) {
-      if (value !== undefined) url.searchParams.set(name, String(value));
+      if (value !== undefined) query.set(name, String(value));
     }
     const headers: Record<string, string> = { accept: 'application/json', ...this.authHeader() };
     if (init.body !== undefined) headers['content-type'] = 'application/json';
-    let response: Response;
+    let response: ResponseAsIs;
     try {
-      response = await fetch(url, {
+      // Not fetch: it would drop a key `.` or `..` (even encoded) as a dot segment (request-as-is.ts).
+      response = await requestAsIs(this.base, {
         method,
+        path: query.size > 0 ? `${path}?${query}` : path,
         headers,
         body: init.body === undefined ? undefined : JSON.stringify(init.body),
         signal: AbortSignal.timeout((this.options.timeoutMs ?? 30_000) + (init.extraTimeoutMs ?? 0)),
@@ -94,7 +99,8 @@ export class ApiClient {
     } catch (err) {
       throw this.unreachable(err);
     }
-    const text = await response.text();
+    const text = response.text;
+    const ok = response.status >= 200 && response.status < 300;
     let body: { status?: number; msg?: string; data?: T; error?: string };
     try {
       body = JSON.parse(text) as typeof body;
@@ -105,7 +111,7 @@ export class ApiClient {
         error: 'internal',
       });
     }
-    if (!response.ok || typeof body.error === 'string') {
+    if (!ok || typeof body.error === 'string') {
       throw new ApiError({
         status: response.status,
         msg: body.msg ?? response.statusText,
@@ -116,7 +122,7 @@ export class ApiClient {
   }
 }
 
-/** `/{ns}/{key}` with each segment encoded (keys may hold "/"). */
+/** `/{ns}/{key}` with each segment encoded (keys may hold "/"; `.` and `..` become `%2E`, `%2E%2E`). */
 export function path(...segments: string[]): string {
-  return segments.map((s) => `/${encodeURIComponent(s)}`).join('');
+  return segments.map((s) => `/${pathSegment(s)}`).join('');
 }

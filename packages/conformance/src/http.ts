@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { requestAsIs } from '@parley/server/request-as-is';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const PARLEY_BIN = join(ROOT, 'packages/cli/bin/parley.js');
@@ -100,15 +101,20 @@ export async function api(
       headers['content-type'] = 'application/json';
     }
   }
-  const response = await fetch(url + path, { method, headers, body, signal: AbortSignal.timeout(30_000) });
-  const text = await response.text();
+  // The path as written (not fetch, which drops a key `.` or `..`, even encoded, as a dot segment).
+  const response = await requestAsIs(url, { method, path, headers, body, signal: AbortSignal.timeout(30_000) });
+  const text = response.text;
   let parsed: Record<string, unknown> = {};
   try {
     parsed = JSON.parse(text) as Record<string, unknown>;
   } catch {
-    // not JSON (metrics, event streams)
+    // not JSON (metrics)
   }
-  return { status: response.status, headers: response.headers, body: parsed, text };
+  const responseHeaders = new Headers();
+  for (const [name, value] of Object.entries(response.headers)) {
+    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) responseHeaders.append(name, v);
+  }
+  return { status: response.status, headers: responseHeaders, body: parsed, text };
 }
 
 export interface CliResult {

@@ -2,6 +2,7 @@
  * The MCP server's way to a node: its HTTP API (docs/http-api.md), so the same
  * server works against a running node (`--endpoint`) and an embedded one.
  */
+import { pathSegment, type ResponseAsIs, requestAsIs } from '@parley/server/request-as-is';
 import { ToolError } from './errors.js';
 
 /** Default bound on one HTTP call (a blocking lock acquire adds its wait to it). */
@@ -70,16 +71,16 @@ export class NodeClient {
     const boundMs = this.callTimeoutMs + Math.max(0, options.waitMs ?? 0);
     const bound = AbortSignal.timeout(boundMs);
     const signal = options.signal === undefined ? bound : AbortSignal.any([bound, options.signal]);
-    let response: Response;
-    let text: string;
+    let response: ResponseAsIs;
     try {
-      response = await fetch(this.endpoint + path, {
+      // Not fetch: it would drop a key `.` or `..` (even encoded) as a dot segment (request-as-is.ts).
+      response = await requestAsIs(this.endpoint, {
         method,
+        path,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         signal,
       });
-      text = await response.text();
     } catch (err) {
       const why = bound.aborted
         ? `no answer within ${boundMs} ms`
@@ -88,22 +89,23 @@ export class NodeClient {
           : (err as Error).message;
       throw new ToolError('transport', 0, `${method} ${this.endpoint}${path}: ${why}`);
     }
+    const text = response.text;
     let envelope: { data?: unknown; error?: string; msg?: string } = {};
     try {
       envelope = JSON.parse(text) as typeof envelope;
     } catch {
       throw new ToolError('internal', response.status, `not JSON from the node: ${text.slice(0, 200)}`);
     }
-    if (!response.ok || envelope.error !== undefined) {
+    if (response.status < 200 || response.status >= 300 || envelope.error !== undefined) {
       throw new ToolError(envelope.error ?? 'internal', response.status, envelope.msg ?? response.statusText);
     }
     return envelope.data as T;
   }
 }
 
-/** `/api/v1/<kind>/<ns>/<key>` with both parts percent-encoded. */
+/** `/api/v1/<kind>/<ns>/<key>` with both parts percent-encoded (a key `.` or `..` as `%2E`, `%2E%2E`). */
 export const path = (kind: string, namespace: string, key?: string, suffix = ''): string =>
-  `/api/v1/${kind}/${encodeURIComponent(namespace)}${key === undefined ? '' : `/${encodeURIComponent(key)}`}${suffix}`;
+  `/api/v1/${kind}/${pathSegment(namespace)}${key === undefined ? '' : `/${pathSegment(key)}`}${suffix}`;
 
 /** `?a=1&b=x` from the defined fields. */
 export const query = (params: Record<string, string | number | undefined>): string => {

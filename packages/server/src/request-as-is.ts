@@ -1,0 +1,105 @@
+/**
+ * The client side of the API's paths, for every client that builds URLs from
+ * keys (the CLI, the MCP server, the test harness).
+ *
+ * A key is one percent-encoded path segment. Keys `.` and `..` are the hard
+ * case: every WHATWG URL parser — `fetch`, `new URL`, browsers — removes them as
+ * dot segments, and removes their encodings `%2E` and `%2E%2E` as well, so
+ * `/api/v1/distributed-state/ns/..` would reach `/api/v1/distributed-state`.
+ * The server reads `%2E` as `.` (the router decodes each segment), so a client
+ * writes those keys as `%2E` / `%2E%2E` (`pathSegment`) and sends the path as
+ * it is, not through a URL parser (`requestAsIs`, over node:http).
+ */
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+
+/** One path segment of the API: percent-encoded, a key `.` or `..` as `%2E` or `%2E%2E`. */
+export function pathSegment(text: string): string {
+  const encoded = encodeURIComponent(text);
+  return encoded === '.' || encoded === '..' ? encoded.replaceAll('.', '%2E') : encoded;
+}
+
+/** The default bound on a response body. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1_048_576;
+
+export interface RequestAsIs {
+  method: string;
+  /** Path (and query) after the base URL's own path, sent as is: build it with `pathSegment`. */
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Aborts the request; the promise rejects with the signal's reason (a `TimeoutError` for AbortSignal.timeout). */
+  signal?: AbortSignal;
+  /** A longer response body rejects (default DEFAULT_MAX_RESPONSE_BYTES). */
+  maxResponseBytes?: number;
+}
+
+export interface ResponseAsIs {
+  status: number;
+  statusText: string;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+/**
+ * One HTTP(S) request to `base` (e.g. http://127.0.0.1:4000) whose path reaches the server
+ * byte for byte. Network failures reject with node's error (`code`: ECONNREFUSED, …).
+ */
+export function requestAsIs(base: string, init: RequestAsIs): Promise<ResponseAsIs> {
+  const url = new URL(base);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return Promise.reject(new TypeError(`not an http(s) URL: ${base}`));
+  }
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const limit = init.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const signal = init.signal;
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    let settled = false;
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      req.destroy();
+      reject(err);
+    };
+    const onAbort = () => fail(signal?.reason);
+    const req = send(
+      {
+        protocol: url.protocol,
+        hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+        port: url.port,
+        method: init.method,
+        path: url.pathname.replace(/\/+$/, '') + init.path,
+        headers: { host: url.host, ...init.headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let bytes = 0;
+        res.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (bytes > limit) fail(new RangeError(`response larger than ${limit} bytes`));
+          else chunks.push(chunk);
+        });
+        res.on('error', fail);
+        res.on('end', () => {
+          if (settled) return;
+          settled = true;
+          signal?.removeEventListener('abort', onAbort);
+          resolve({
+            status: res.statusCode ?? 0,
+            statusText: res.statusMessage ?? '',
+            headers: res.headers,
+            text: Buffer.concat(chunks).toString('utf8'),
+          });
+        });
+      },
+    );
+    req.on('error', fail);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    req.end(init.body);
+  });
+}
