@@ -5,6 +5,7 @@
  * implements it, and so does `@parley/etcd` over an etcd v3 cluster; both
  * answer with the same `OpResult`s and reject with the same typed errors.
  */
+import type { ParleyError } from '@parley/interface';
 import type { Entry, Operation, OpResult } from './types.js';
 
 /** One change of a strong entry, numbered by the backend's revision. */
@@ -14,8 +15,9 @@ export interface StrongChange {
   type: 'set' | 'delete' | 'expire';
   entry?: Entry;
   /**
-   * Strictly increasing per backend (the Raft log index of the change, or
-   * the etcd revision): resume a watch after it with `fromRevision`.
+   * Never decreasing per backend (the Raft log index of the change, or the
+   * etcd revision): the changes of one command or transaction (a
+   * deleteNamespace) share it. Resume a watch after it with `fromRevision`.
    */
   revision: number;
 }
@@ -59,12 +61,15 @@ export interface StrongBackend {
    * Calls back once per change matching `filter`, in revision order, after
    * `fromRevision` (replaying kept changes; throws `compacted` when they are
    * no longer kept) or from now on when it is undefined. Returns the stop
-   * function.
+   * function. A watch never skips a change: when the changes after the last
+   * one delivered can no longer be had, it stops and calls `onError` once
+   * with `compacted`.
    */
   watch(
     filter: StrongWatchFilter,
     fromRevision: number | undefined,
     callback: (change: StrongChange) => void,
+    onError?: (err: ParleyError) => void,
   ): () => void;
   /** Keys and bytes per namespace (bounded scans; for `node.status()`). */
   usage(): Promise<StrongNamespaceUsage[]>;

@@ -76,6 +76,15 @@ export class CoordStateMachine {
     return this.s.sessions.size;
   }
 
+  /**
+   * Whether `apply` would answer `command` from its session's remembered
+   * results (a retry appended to the log again): applying it changes nothing.
+   */
+  isAnswered(command: Command): boolean {
+    if (command.clientId === undefined || typeof command.seq !== 'number') return false;
+    return this.s.sessions.get(command.clientId)?.results.has(command.seq) ?? false;
+  }
+
   /** Applies a committed log entry's bytes; undecodable bytes give a decode_error result. */
   applyBytes(data: Uint8Array, position: LogPosition): ApplyOutput {
     let command: Command;

@@ -417,9 +417,8 @@ describe.skipIf(!bin)('EtcdBackend on a 3-member etcd', () => {
     expect(seen.map((c) => c.key).every((k) => k.startsWith('p\ud83d'))).toBe(true);
   }, 20_000);
 
-  it('reports compacted history: a warning and the head at first, then compacted at once', async () => {
-    const warnings: string[] = [];
-    const b = backend({ logger: { warn: (_o, msg) => warnings.push(msg) } });
+  it('reports compacted history: the watch ends with compacted (never resumes at the head), then compacted at once', async () => {
+    const b = backend();
     const r = (await b.write({ type: 'set', namespace: 'c', key: 'k', value: 1 })) as Extract<
       OpResult,
       { type: 'entry' }
@@ -429,13 +428,19 @@ describe.skipIf(!bin)('EtcdBackend on a 3-member etcd', () => {
     const head = Number((await b.client.get('x').exec()).header.revision);
     await b.client.kv.compact({ revision: head, physical: true });
     const seen: StrongChange[] = [];
-    const stop = b.watch({ namespace: 'c' }, rev - 1, (c) => seen.push(c));
-    await until(warnings, (w) => w.some((m) => m.includes('compacted')), 5_000);
-    await new Promise((res) => setTimeout(res, 400)); // re-watching at the head
+    const ended: string[] = [];
+    const stop = b.watch(
+      { namespace: 'c' },
+      rev - 1,
+      (c) => seen.push(c),
+      (err) => ended.push(err.code),
+    );
+    await until(ended, (e) => e.length > 0, 5_000);
     await b.write({ type: 'set', namespace: 'c', key: 'k', value: 3 });
-    await until(seen, (s) => s.length > 0, 5_000);
+    await new Promise((res) => setTimeout(res, 400)); // the old code re-watched at the head within 200 ms
     stop();
-    expect(seen.map((c) => c.entry?.value)).toEqual([3]);
+    expect(ended).toEqual(['compacted']);
+    expect(seen).toEqual([]);
     expect(() => b.watch({ namespace: 'c' }, rev - 1, () => {})).toThrow(
       expect.objectContaining({ code: 'compacted' }),
     );

@@ -40,6 +40,7 @@ import {
   type Clock,
   DecodeError,
   InvalidArgumentError,
+  type ParleyError,
   type Random,
   type Scheduler,
   SeededRandom,
@@ -220,9 +221,10 @@ export class EtcdBackend implements StrongBackend {
     filter: StrongWatchFilter,
     fromRevision: number | undefined,
     callback: (change: StrongChange) => void,
+    onError?: (err: ParleyError) => void,
   ): () => void {
     if (this.closed) throw new UnavailableError('the etcd backend is closed', { backend: 'etcd' });
-    return this.watches.watch(filter, fromRevision, callback);
+    return this.watches.watch(filter, fromRevision, callback, onError);
   }
 
   usage(): Promise<StrongNamespaceUsage[]> {

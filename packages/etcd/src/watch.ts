@@ -27,8 +27,9 @@
  * - etcd keeps history until it is compacted. A resume point before the
  *   compaction fails: at once with `compacted` when this backend has already
  *   seen that compaction, otherwise (etcd only says so asynchronously) the
- *   watch logs a warning and continues from the current revision, as the
- *   built-in backend's polling watch does.
+ *   watch delivers what it received and then ends with `compacted`
+ *   (`onError`, else a warning), as the built-in backend's watches do. It
+ *   never resumes at the head.
  *
  * A watch without `fromRevision` starts after the newest revision this
  * backend has seen in any answer, so no change acknowledged to this process
@@ -73,6 +74,7 @@ export class EtcdWatches {
     filter: StrongWatchFilter,
     fromRevision: number | undefined,
     callback: (change: StrongChange) => void,
+    onError?: (err: ParleyError) => void,
   ): () => void {
     const namespace = checkNamespace(this.ctx.limits, filter.namespace);
     if (filter.prefix !== undefined && filter.prefix !== '') checkKey(this.ctx.limits, filter.prefix);
@@ -97,6 +99,8 @@ export class EtcdWatches {
     let lastRevision = floor;
     let deliveredAtLast = new Set<string>();
     let timer: (() => void) | undefined;
+    /** Set once the history after the last delivered change is gone: the watch ends once what it received is delivered. */
+    let ending: ParleyError | undefined;
 
     // Events are handled one at a time, in order: labelling a delete may have to ask etcd.
     let pending: IWatchResponse['events'] = [];
@@ -125,6 +129,7 @@ export class EtcdWatches {
         next = 0;
       } finally {
         pumping = false;
+        if (ending && !stopped) finish();
       }
     };
     const deliver = (res: IWatchResponse) => {
@@ -153,14 +158,16 @@ export class EtcdWatches {
           if (stopped) return;
           if (compacted) {
             this.compactedThrough = Math.max(this.compactedThrough, (resumeFrom ?? 0) + 1);
-            this.logger.warn(
-              { namespace, fromRevision: resumeFrom ?? null },
-              'strong watch (etcd): changes compacted, resuming at the head',
-            );
-          } else {
-            this.logger.warn({ namespace, err: err.message }, 'strong watch (etcd): watch cancelled, re-watching');
+            // Never resume at the head: that would skip what was compacted without a word.
+            ending = new ParleyError('compacted', `changes after revision ${resumeFrom} are no longer kept by etcd`, {
+              index: resumeFrom ?? 0,
+              firstIndex: this.compactedThrough + 1,
+            });
+            if (!pumping) finish();
+            return;
           }
-          timer = this.ctx.calls.scheduler.after(REWATCH_DELAY_MS, () => open(compacted ? undefined : resumeFrom));
+          this.logger.warn({ namespace, err: err.message }, 'strong watch (etcd): watch cancelled, re-watching');
+          timer = this.ctx.calls.scheduler.after(REWATCH_DELAY_MS, () => open(resumeFrom));
         });
       });
     };
@@ -174,6 +181,12 @@ export class EtcdWatches {
       const w = watcher;
       watcher = undefined;
       if (w) void w.cancel().catch(() => {});
+    };
+    const finish = () => {
+      const err = ending as ParleyError;
+      stop();
+      if (onError) onError(err);
+      else this.logger.warn({ namespace, err: err.message }, 'strong watch (etcd): changes compacted, the watch ended');
     };
     this.active.add(stop);
     return stop;

@@ -16,7 +16,7 @@ import type {
   LockInfo,
   StrongChange,
 } from '@parley/coord';
-import type { PeerId, TypedEvents, Unsubscribe } from '@parley/interface';
+import type { ParleyError, PeerId, TypedEvents, Unsubscribe } from '@parley/interface';
 import type { NodeEvents } from './context.js';
 
 export type { JsonValue } from '@parley/coord';
@@ -190,7 +190,19 @@ export interface StrongNamespace {
   doc<T extends JsonValue>(
     key: string,
   ): { update(fn: (current: T) => T, options?: { create?: T; ttl?: number }): Promise<StrongEntry> };
-  watch(options: WatchOptions & { fromRevision?: number }, callback: (change: StrongChange) => void): Unsubscribe;
+  watch(options: StrongWatchOptions, callback: (change: StrongChange) => void): Unsubscribe;
+}
+
+export interface StrongWatchOptions extends WatchOptions {
+  /** Replay every kept change after this revision first (throws `compacted` when they are no longer kept). */
+  fromRevision?: number;
+  /**
+   * Called once if the watch ends on its own, after which nothing more is
+   * delivered: `compacted` when the changes after the last one delivered are
+   * no longer kept anywhere it can ask (watch again, then list, to re-read).
+   * Without it the node logs a warning. A watch never skips changes silently.
+   */
+  onError?: (err: ParleyError) => void;
 }
 
 export interface LockAcquireOptions {

@@ -68,7 +68,7 @@ export async function createStrongModule(
     kind: 'raft',
     write: (op, o) => calls.write(op, o),
     read: (op, o) => calls.read(op, o),
-    watch: (filter, from, callback) => watches.watch(filter, from, callback),
+    watch: (filter, from, callback, onError) => watches.watch(filter, from, callback, onError),
     usage: async () => namespaceUsage(replica),
     async close() {
       if (closed) return;

@@ -23,8 +23,8 @@ import type {
   StrongEntry,
   StrongNamespace,
   StrongSetResult,
+  StrongWatchOptions,
   StrongWriteOptions,
-  WatchOptions,
 } from '../api.js';
 
 function expect<T extends OpResult['type']>(r: OpResult, type: T): Extract<OpResult, { type: T }> {
@@ -156,14 +156,14 @@ export class StrongNamespaceImpl implements StrongNamespace {
     };
   }
 
-  watch(options: WatchOptions & { fromRevision?: number }, callback: (change: StrongChange) => void): Unsubscribe {
+  watch(options: StrongWatchOptions, callback: (change: StrongChange) => void): Unsubscribe {
     const from = options.fromRevision;
     if (from !== undefined && (!Number.isSafeInteger(from) || from < 0)) {
       throw new InvalidArgumentError('fromRevision must be a non-negative integer');
     }
     const filter =
       options.prefix === undefined ? { namespace: this.name } : { namespace: this.name, prefix: options.prefix };
-    return this.calls.watch(filter, from, callback);
+    return this.calls.watch(filter, from, callback, options.onError);
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import type { CoordLimits } from '@parley/coord';
 import { InvalidArgumentError, type PeerId } from '@parley/interface';
+import { MAX_CHANGES_PER_PAGE } from './wire.js';
 
 export interface StrongOptions {
   /**
@@ -50,6 +51,8 @@ export interface StrongOptions {
   maxQueuedCalls?: number;
   /** Changes kept for `watch({fromRevision})` (default 10,000). */
   maxWatchHistory?: number;
+  /** Changes per page a watch asks a member for when it polls (default and at most 1,000). */
+  watchPageChanges?: number;
   /** InstallSnapshot chunk size (default 256 KiB). */
   maxSnapshotChunkBytes?: number;
 }
@@ -85,6 +88,10 @@ export function resolveStrongOptions(self: PeerId, o: StrongOptions = {}): Resol
     maxSessions: positiveInt('maxSessions', o.maxSessions ?? 16),
     maxQueuedCalls: positiveInt('maxQueuedCalls', o.maxQueuedCalls ?? 4096),
     maxWatchHistory: positiveInt('maxWatchHistory', o.maxWatchHistory ?? 10_000),
+    watchPageChanges: Math.min(
+      MAX_CHANGES_PER_PAGE,
+      positiveInt('watchPageChanges', o.watchPageChanges ?? MAX_CHANGES_PER_PAGE),
+    ),
     maxSnapshotChunkBytes: positiveInt('maxSnapshotChunkBytes', o.maxSnapshotChunkBytes ?? 256 * 1024),
   };
 }

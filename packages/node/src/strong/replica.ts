@@ -326,7 +326,9 @@ export class StrongReplica {
       } catch {
         command = undefined;
       }
-      const removed = command ? this.keysRemovedBy(command.op) : [];
+      // A retry appended again is answered from the session table and changes nothing: it is no change.
+      const repeat = command !== undefined && this.sm.isAnswered(command);
+      const removed = command && !repeat ? this.keysRemovedBy(command.op) : [];
       const out = command ? this.sm.apply(command, pos) : this.sm.applyBytes(e.data, pos);
       this.bytesSinceSnapshot += e.data.byteLength;
       this.hooks.onApply?.(e.index, e.term, command, out);
@@ -340,7 +342,7 @@ export class StrongReplica {
             else w.reject(new NotLeaderError(this.leaderHint()));
           }
         }
-        this.recordChanges(e.index, command.op, out.result, removed);
+        if (!repeat) this.recordChanges(e.index, command.op, out.result, removed);
       }
       for (const d of out.deliveries) this.answer(`${d.clientId}/${d.seq}`, d.result);
     }

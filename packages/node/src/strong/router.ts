@@ -147,7 +147,7 @@ export class StrongRouter {
           req.prefix === undefined ? { namespace: req.namespace } : { namespace: req.namespace, prefix: req.prefix };
         return {
           page: {
-            changes: this.replica.changes.since(req.fromRevision, filter, req.limit),
+            changes: this.replica.changes.since(req.fromRevision, filter, req.limit, req.skip ?? 0),
             revision: this.replica.appliedThrough,
           },
         };

@@ -18,6 +18,7 @@ const SAMPLES: StrongRequest[] = [
   { kind: 'admin', timeoutMs: 5000, action: 'addLearner', peer: 'p4' },
   { kind: 'changes', timeoutMs: 250, fromRevision: 17, namespace: 'ns', prefix: 'a/', limit: 1000 },
   { kind: 'changes', timeoutMs: 250, fromRevision: 0, namespace: 'ns', prefix: undefined, limit: 5 },
+  { kind: 'changes', timeoutMs: 250, fromRevision: 41, namespace: 'ns', prefix: undefined, limit: 5, skip: 1200 },
 ];
 
 describe('strong wire codec', () => {

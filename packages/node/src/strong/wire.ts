@@ -10,7 +10,7 @@
  * | version      | u8     | 1                                                          |
  * | kind         | u8     | 1 write, 2 read, 3 register session, 4 admin, 5 changes    |
  * | timeoutMs    | uint   | how long the leader may wait for the answer                |
- * | body         | bytes  | write/read: coord `encodeCommand` (nowMs 0: the leader stamps it); admin: action string + peer string; changes: fromRevision uint, namespace string, prefix string, hasPrefix bool, limit uint |
+ * | body         | bytes  | write/read: coord `encodeCommand` (nowMs 0: the leader stamps it); admin: action string + peer string; changes: fromRevision uint, namespace string, prefix string, hasPrefix bool, limit uint, then skip uint when > 0 |
  *
  * Answer: coord `encodeResult` for write, read and register; empty for admin;
  * for changes, a JSON page `{changes, revision}`.
@@ -43,6 +43,8 @@ export type StrongRequest =
       namespace: string;
       prefix: string | undefined;
       limit: number;
+      /** Matching changes of revision `fromRevision + 1` the caller already has (absent on the wire when 0). */
+      skip?: number;
     };
 
 const KIND_CODES = { write: 1, read: 2, register: 3, admin: 4, changes: 5 } as const;
@@ -69,6 +71,7 @@ export function encodeRequest(req: StrongRequest): Uint8Array {
       w.string(req.prefix ?? '');
       w.bool(req.prefix !== undefined);
       w.uint(req.limit);
+      if ((req.skip ?? 0) > 0) w.uint(req.skip as number);
       break;
   }
   return w.finish();
@@ -107,7 +110,21 @@ export function decodeRequest(bytes: Uint8Array): StrongRequest {
       const prefix = r.string();
       const hasPrefix = r.bool();
       const limit = Math.min(MAX_CHANGES_PER_PAGE, r.uint());
-      req = { kind: 'changes', timeoutMs, fromRevision, namespace, prefix: hasPrefix ? prefix : undefined, limit };
+      // Optional last field: older callers leave it out, and a skip of 0 is always left out.
+      let skip = 0;
+      if (r.remaining() > 0) {
+        skip = r.uint();
+        if (skip === 0) throw new DecodeError('a changes request carries skip 0');
+      }
+      req = {
+        kind: 'changes',
+        timeoutMs,
+        fromRevision,
+        namespace,
+        prefix: hasPrefix ? prefix : undefined,
+        limit,
+        ...(skip > 0 ? { skip } : {}),
+      };
       break;
     }
     default:

@@ -9,3 +9,4 @@ import './node-eventual.js';
 import './node-strong.js';
 import './raft.js';
 import './raft-figure8.js';
+import './watch-strong.js';
