@@ -7,7 +7,9 @@ describe('exit codes', () => {
     for (const [code, status] of Object.entries(ERROR_STATUS)) {
       const exit = exitCodeOf(code);
       if (RETRYABLE_CODES.has(code as keyof typeof ERROR_STATUS)) expect(exit, code).toBe(EXIT.unavailable);
-      else if (status === 409) expect(exit, code).toBe(EXIT.conflict);
+      else if (['storage_full', 'storage_unwritable', 'storage_failed'].includes(code)) {
+        expect(exit, code).toBe(EXIT.storage);
+      } else if (status === 409) expect(exit, code).toBe(EXIT.conflict);
       else if (status === 404) expect(exit, code).toBe(EXIT.notFound);
       else if (status === 401) expect(exit, code).toBe(EXIT.unauthorized);
       else if (status === 400 || status === 413) expect(exit, code).toBe(EXIT.usage);

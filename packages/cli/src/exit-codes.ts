@@ -16,6 +16,8 @@ export const EXIT = {
   unauthorized: 5,
   /** Retry later: no leader, unavailable, timeout, or the server cannot be reached. */
   unavailable: 6,
+  /** The node's own disk refused: full, read-only, permission denied or failing (an operator must act). */
+  storage: 7,
 } as const;
 
 const BY_CODE: Record<string, number> = {
@@ -39,6 +41,9 @@ const BY_CODE: Record<string, number> = {
   timeout: EXIT.unavailable,
   closed: EXIT.unavailable,
   too_many_streams: EXIT.unavailable,
+  storage_full: EXIT.storage,
+  storage_unwritable: EXIT.storage,
+  storage_failed: EXIT.storage,
 };
 
 export function exitCodeOf(errorCode: string): number {

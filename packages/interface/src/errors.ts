@@ -25,6 +25,9 @@ export const ERROR_STATUS = {
   compacted: 500,
   log_unavailable: 500,
   storage_corrupt: 500,
+  storage_full: 507,
+  storage_unwritable: 507,
+  storage_failed: 500,
   closed: 503,
 } as const;
 
@@ -212,6 +215,31 @@ export class LogUnavailableError extends ParleyError {
 export class StorageCorruptError extends ParleyError {
   constructor(store: string, message: string) {
     super('storage_corrupt', `store '${store}' is corrupt: ${message}`, { store });
+  }
+}
+
+/**
+ * The node's own disk refused a write: full (ENOSPC, EDQUOT). The write changed
+ * nothing; the store refuses further writes until the node is restarted with
+ * space freed (after a failed write LevelDB cannot vouch for its log).
+ */
+export class StorageFullError extends ParleyError {
+  constructor(store: string, message: string) {
+    super('storage_full', `store '${store}' is out of space: ${message}`, { store });
+  }
+}
+
+/** The node's own data directory cannot be written: read-only or permission denied (EROFS, EACCES, EPERM). */
+export class StorageUnwritableError extends ParleyError {
+  constructor(store: string, message: string) {
+    super('storage_unwritable', `store '${store}' cannot be written: ${message}`, { store });
+  }
+}
+
+/** Any other I/O failure of the node's own disk (EIO, a failed sync): the store refuses writes from then on. */
+export class StorageFailedError extends ParleyError {
+  constructor(store: string, message: string) {
+    super('storage_failed', `store '${store}' failed: ${message}`, { store });
   }
 }
 

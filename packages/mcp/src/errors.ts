@@ -26,6 +26,11 @@ export const ERROR_HINTS: Readonly<Record<string, string>> = {
   closed: 'The node is shutting down: retry against another node.',
   too_many_streams: 'The server is at its limit of streams: retry later.',
   timeout: 'No answer in time; the write may still apply. Retrying is safe: writes are exactly-once per session.',
+  storage_full:
+    "The node's disk is full: nothing was written. Use another node; an operator must free space and restart it.",
+  storage_unwritable:
+    "The node's data directory cannot be written (read-only or permission denied): nothing was written. Use another node.",
+  storage_failed: "The node's disk failed: use another node; an operator must check it and restart the node.",
   internal: 'A bug in Parley; report it.',
   transport: 'The MCP server could not reach the node over HTTP: check that it runs and the endpoint.',
 };

@@ -1,5 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -51,19 +50,6 @@ describe('createNode on libp2p and LevelDB', () => {
     await node.close();
     const after = await createNode({ dataDir, logger: silentNodeLogger });
     await after.close();
-  });
-
-  it('a lock held by another live process refuses; one left by a dead process is taken over', async () => {
-    const dataDir = tempDir();
-    writeFileSync(join(dataDir, 'LOCK'), `${process.ppid}\n`);
-    await expect(createNode({ dataDir, logger: silentNodeLogger })).rejects.toMatchObject({
-      code: 'unavailable',
-      details: { pid: process.ppid },
-    });
-    const gone = spawnSync(process.execPath, ['-e', '0']).pid as number;
-    writeFileSync(join(dataDir, 'LOCK'), `${gone}\n`);
-    const node = await createNode({ dataDir, logger: silentNodeLogger });
-    await node.close();
   });
 
   it('two nodes sharing the cluster key gossip over libp2p; an outsider without it cannot join', async () => {

@@ -26,7 +26,7 @@ import {
   loadPsk,
   validatePsk,
 } from '@parley/net';
-import { openLevelKV, openLevelRaftLog } from '@parley/storage';
+import { openLevelKV, openLevelRaftLog, storageErrorOf } from '@parley/storage';
 import type {
   Cluster,
   EventualNamespace,
@@ -122,8 +122,12 @@ export async function createNode(options: NodeOptions = {}): Promise<ParleyNodeI
     const needsDisk = options.storage === undefined || options.transport === undefined;
     const dataDir = needsDisk ? resolve(options.dataDir ?? DEFAULT_DATA_DIR) : null;
     if (dataDir !== null) {
-      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-      cleanups.push(lockDataDir(dataDir));
+      try {
+        mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      } catch (err) {
+        throw storageErrorOf(dataDir, err);
+      }
+      cleanups.push(await lockDataDir(dataDir));
     }
 
     let storage: NodeStorage;
@@ -143,7 +147,9 @@ export async function createNode(options: NodeOptions = {}): Promise<ParleyNodeI
       transport = options.transport;
     } else {
       const dir = dataDir as string;
-      const privateKey = await loadOrCreatePrivateKey(join(dir, 'peer.key'));
+      const privateKey = await loadOrCreatePrivateKey(join(dir, 'peer.key')).catch((err: unknown) => {
+        throw storageErrorOf(dir, err);
+      });
       let psk: Uint8Array | undefined;
       if (options.psk instanceof Uint8Array) {
         validatePsk(options.psk);
@@ -153,7 +159,9 @@ export async function createNode(options: NodeOptions = {}): Promise<ParleyNodeI
       } else if (options.psk !== undefined) {
         throw new InvalidArgumentError('psk must be the key bytes or the path of its file');
       } else if (!options.allowList && !options.openCluster) {
-        psk = await loadOrCreatePsk(join(dir, 'cluster.psk'));
+        psk = await loadOrCreatePsk(join(dir, 'cluster.psk')).catch((err: unknown) => {
+          throw storageErrorOf(dir, err);
+        });
       }
       listening = await createLibp2pTransport({
         listen: options.listen ?? DEFAULT_LISTEN,

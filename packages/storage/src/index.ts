@@ -14,6 +14,8 @@
  * ```
  */
 export { crc32c } from './crc32c.js';
+export { type DirLock, lockDirectory } from './dir-lock.js';
+export { storageErrorOf, WriteFault } from './errors.js';
 export { compareKeys, decodeKey, encodeKey, MAX_KEY_BYTES, prefixUpperBound } from './key-codec.js';
 export { type LevelKVOptions, LevelKVStorage, openLevelKV, REMOVE_RANGE_CHUNK_KEYS } from './level-kv.js';
 export { type LevelRaftLogOptions, LevelRaftLogStorage, openLevelRaftLog } from './level-raft-log.js';

@@ -4,6 +4,10 @@
  * Keys are string arrays encoded by `encodeKey` (order- and prefix-preserving);
  * each value is a checksummed record over its key and bytes. With `sync: true`
  * (the default) every write is fsynced before its promise resolves.
+ *
+ * Disk failures are typed (`storage_full`, `storage_unwritable`,
+ * `storage_failed`, `storage_corrupt`), and after the first failed write every
+ * later write is refused with the same code until the store is reopened.
  */
 import {
   ClosedError,
@@ -14,7 +18,7 @@ import {
   type StorageOp,
 } from '@parley/interface';
 import { ByteArena } from './arena.js';
-import { type LevelDb, mapLevelError, openLevelDb } from './errors.js';
+import { type LevelDb, mapLevelError, openLevelDb, WriteFault } from './errors.js';
 import { decodeKey, encodeKey, KeyRunDecoder, prefixUpperBound } from './key-codec.js';
 import { allocRecord, bytesView, openRecord, RECORD_HEADER_BYTES, sealRecord } from './record.js';
 
@@ -49,6 +53,8 @@ function encodeValue(key: Buffer, data: Uint8Array): Buffer {
 export class LevelKVStorage implements KVStorage {
   readonly name: string;
   private closed = false;
+  /** The first failed write: later writes are refused with its code (see WriteFault). */
+  readonly fault: WriteFault;
 
   private constructor(
     private readonly db: Db,
@@ -56,6 +62,7 @@ export class LevelKVStorage implements KVStorage {
     name: string,
   ) {
     this.name = name;
+    this.fault = new WriteFault(name);
   }
 
   /** Opens (creating when missing) the database at `options.path`. */
@@ -78,6 +85,11 @@ export class LevelKVStorage implements KVStorage {
     if (this.closed) throw new ClosedError(`storage '${this.name}'`);
   }
 
+  private checkWrite(): void {
+    this.check();
+    this.fault.check();
+  }
+
   private decode(key: Buffer, value: Buffer): Uint8Array {
     const rec = openRecord(this.name, key, value, describeKey);
     return bytesView(rec, RECORD_HEADER_BYTES);
@@ -96,23 +108,23 @@ export class LevelKVStorage implements KVStorage {
   }
 
   async save(key: StorageKey, data: Uint8Array): Promise<void> {
-    this.check();
+    this.checkWrite();
     assertData(data);
     const k = encodeKey(key);
     try {
       await this.db.put(k, encodeValue(k, data), { sync: this.sync });
     } catch (err) {
-      mapLevelError(this.name, err);
+      this.fault.fail(err);
     }
   }
 
   async remove(key: StorageKey): Promise<void> {
-    this.check();
+    this.checkWrite();
     const k = encodeKey(key);
     try {
       await this.db.del(k, { sync: this.sync });
     } catch (err) {
-      mapLevelError(this.name, err);
+      this.fault.fail(err);
     }
   }
 
@@ -131,7 +143,7 @@ export class LevelKVStorage implements KVStorage {
   }
 
   async removeRange(prefix: StorageKey): Promise<void> {
-    this.check();
+    this.checkWrite();
     const range = rangeOf(prefix);
     // Deletes go in atomic chunks; a crash part-way leaves a subset of the range removed.
     for (;;) {
@@ -148,14 +160,14 @@ export class LevelKVStorage implements KVStorage {
           { sync: this.sync },
         );
       } catch (err) {
-        mapLevelError(this.name, err);
+        this.fault.fail(err);
       }
       if (keys.length < REMOVE_RANGE_CHUNK_KEYS) return;
     }
   }
 
   async batch(ops: readonly StorageOp[]): Promise<void> {
-    this.check();
+    this.checkWrite();
     if (ops.length === 0) return;
     const encoded = ops.map((op) => {
       const key = encodeKey(op.key);
@@ -169,7 +181,7 @@ export class LevelKVStorage implements KVStorage {
     try {
       await this.db.batch(encoded, { sync: this.sync });
     } catch (err) {
-      mapLevelError(this.name, err);
+      this.fault.fail(err);
     }
   }
 

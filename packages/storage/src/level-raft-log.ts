@@ -4,7 +4,9 @@
  * record by record; reads are then synchronous. Each write is one LevelDB
  * batch, written with `{ sync: true }` by default (`{ sync: false }` for an
  * update that says `sync: false`), and applied to memory only once LevelDB
- * has taken it.
+ * has taken it. Disk failures are typed (`storage_full`, `storage_unwritable`,
+ * `storage_failed`), and after the first failed write every later write is
+ * refused with the same code until the log is reopened.
  */
 import {
   ClosedError,
@@ -16,7 +18,7 @@ import {
   type RaftSnapshot,
   StorageCorruptError,
 } from '@parley/interface';
-import { type LevelDb, mapLevelError, openLevelDb } from './errors.js';
+import { type LevelDb, mapLevelError, openLevelDb, WriteFault } from './errors.js';
 import {
   decodeHardState,
   decodeOffset,
@@ -55,6 +57,8 @@ export class LevelRaftLogStorage implements RaftLogStorage {
   private closed = false;
   /** Writes run one at a time: each is planned against the state the previous one left. */
   private tail: Promise<unknown> = Promise.resolve();
+  /** The first failed write: later writes are refused with its code (see WriteFault). */
+  readonly fault: WriteFault;
 
   private constructor(
     private readonly db: Db,
@@ -63,6 +67,7 @@ export class LevelRaftLogStorage implements RaftLogStorage {
     name: string,
   ) {
     this.name = name;
+    this.fault = new WriteFault(name);
   }
 
   static async open(options: LevelRaftLogOptions): Promise<LevelRaftLogStorage> {
@@ -113,10 +118,11 @@ export class LevelRaftLogStorage implements RaftLogStorage {
   }
 
   private async write(ops: Op[], sync = true): Promise<void> {
+    this.fault.check();
     try {
       await this.db.batch(ops, { sync: this.sync && sync });
     } catch (err) {
-      mapLevelError(this.name, err);
+      this.fault.fail(err);
     }
   }
 
