@@ -19,12 +19,37 @@ export function pathSegment(text: string): string {
   return encoded === '.' || encoded === '..' ? encoded.replaceAll('.', '%2E') : encoded;
 }
 
+/** Characters a request target may hold as they are (RFC 3986's, `%` included: escapes stay escapes). */
+const TARGET_CHAR = /[A-Za-z0-9\-._~!$&'()*+,;=:@/?%[\]]/;
+
+/**
+ * `path` with every character a request target may not hold percent-encoded as UTF-8 (a lone
+ * surrogate as U+FFFD, as URL parsers do), and nothing else changed: no dot segment is removed.
+ */
+export function escapeTarget(path: string): string {
+  let out = '';
+  for (const ch of path) {
+    if (TARGET_CHAR.test(ch)) out += ch;
+    else {
+      try {
+        out += encodeURIComponent(ch);
+      } catch {
+        out += '%EF%BF%BD';
+      }
+    }
+  }
+  return out;
+}
+
 /** The default bound on a response body. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1_048_576;
 
 export interface RequestAsIs {
   method: string;
-  /** Path (and query) after the base URL's own path, sent as is: build it with `pathSegment`. */
+  /**
+   * Path (and query) after the base URL's own path, sent as is (build it with `pathSegment`);
+   * only characters a request target cannot hold are percent-encoded (`escapeTarget`).
+   */
   path: string;
   headers?: Record<string, string>;
   body?: string;
@@ -73,8 +98,13 @@ export function requestAsIs(base: string, init: RequestAsIs): Promise<ResponseAs
         hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
         port: url.port,
         method: init.method,
-        path: url.pathname.replace(/\/+$/, '') + init.path,
-        headers: { host: url.host, ...init.headers },
+        path: url.pathname.replace(/\/+$/, '') + escapeTarget(init.path),
+        // Content-Length always (node frames an OPTIONS or DELETE body otherwise not at all).
+        headers: {
+          host: url.host,
+          ...init.headers,
+          ...(init.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(init.body)) }),
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
