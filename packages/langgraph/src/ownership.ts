@@ -14,7 +14,7 @@ export interface OwnThreadOptions {
   holder: string;
   /** Seconds the ownership lasts without a renewal, 1..3600 (a lock's bounds). Default 30. */
   ttl?: number;
-  /** Seconds to wait, in the lock's FIFO queue, while another writer owns the thread. Default 0: fail at once with `lock_held`. */
+  /** Whole seconds to wait (0..3600), in the lock's FIFO queue, while another writer owns the thread. Default 0: fail at once with `lock_held`. */
   wait?: number;
   /** Renewal period in ms (default a third of the TTL); `false` renews only on `renew()`. */
   renewEveryMs?: number | false;
@@ -136,7 +136,9 @@ export function resolveOwnOptions(o: OwnThreadOptions): {
     throw new InvalidArgumentError('ownThread ttl must be an integer number of seconds in 1..3600');
   }
   const wait = o.wait ?? 0;
-  if (typeof wait !== 'number' || !(wait >= 0)) throw new InvalidArgumentError('ownThread wait must be ≥ 0 seconds');
+  if (!Number.isSafeInteger(wait) || wait < 0 || wait > 3600) {
+    throw new InvalidArgumentError('ownThread wait must be an integer number of seconds in 0..3600');
+  }
   let renewEveryMs: number | false = Math.max(1, Math.floor((ttl * 1000) / 3));
   if (o.renewEveryMs === false) renewEveryMs = false;
   else if (o.renewEveryMs !== undefined) {

@@ -34,6 +34,7 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import { InvalidArgumentError, isParleyError } from '@parley/interface';
 import type { FenceToken, JsonValue, ParleyNode, StrongEntry, StrongNamespace } from '@parley/node';
+import { Gate, GatedNamespace } from './gate.js';
 import {
   blobKey,
   checkId,
@@ -45,24 +46,32 @@ import {
   threadNamespace,
   writesKey,
 } from './keys.js';
+import { Lifetimes } from './lifetimes.js';
 import { metadataFields, metadataFilter, metadataMatches } from './metadata.js';
 import { type OwnThreadOptions, resolveOwnOptions, ThreadLease } from './ownership.js';
 import { listAll } from './pages.js';
 import { isConflict, readEntry, type WriteContext, writeEntry } from './payload.js';
 import { decodeSerialized, encodeSerialized, type Serialized } from './serde.js';
 
-/** 30 days (Parley's largest strong TTL) less the minute chunks outlive their entry. */
-export const DEFAULT_CHECKPOINT_TTL_SECONDS = 30 * 86_400 - 60;
+/**
+ * 14 days. Channel values and the thread index live twice as long (see
+ * lifetimes.ts), and payload chunks a minute more: within Parley's largest
+ * strong TTL (30 days).
+ */
+export const DEFAULT_CHECKPOINT_TTL_SECONDS = 14 * 86_400;
 export const DEFAULT_CHUNK_BYTES = 256 * 1024;
 const MAX_CAS_ATTEMPTS = 8;
-const MAX_KNOWN = 10_000;
 
 export interface ParleySaverOptions {
   /** The Parley node whose strong namespaces hold the checkpoints. */
   node: ParleyNode;
   /** Index namespace and prefix of the per-thread namespaces (default `langgraph`). */
   namespace?: string;
-  /** Seconds every entry lives after its last write (default 30 days less a minute; at most the node's strong TTL bound less 60). */
+  /**
+   * Seconds a checkpoint lives after it was written (default 14 days); channel
+   * values and the thread's index entry live twice that (refreshed while the
+   * thread is written), so 2·ttl + 60 must be within the node's strong TTL bound.
+   */
   ttlSeconds?: number;
   /** Largest payload kept inline and largest chunk, in UTF-8 bytes of JSON (default 256 KiB; keep it well under the node's value limit). */
   chunkBytes?: number;
@@ -94,12 +103,6 @@ function configurable(config: RunnableConfig): Record<string, unknown> {
   return (config?.configurable ?? {}) as Record<string, unknown>;
 }
 
-function rememberBounded<K, V>(map: Map<K, V>, key: K, value: V): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > MAX_KNOWN) map.delete(map.keys().next().value as K);
-}
-
 export class ParleySaver extends BaseCheckpointSaver {
   readonly namespace: string;
   readonly ttlSeconds: number;
@@ -108,10 +111,8 @@ export class ParleySaver extends BaseCheckpointSaver {
   private readonly owner: ReturnType<typeof resolveOwnOptions> | undefined;
   private readonly leases = new Map<string, ThreadLease>();
   private readonly acquiring = new Map<string, Promise<ThreadLease>>();
-  /** Threads whose index entry this saver wrote or saw. */
-  private readonly indexed = new Map<string, true>();
-  /** Expiry (state-machine ms) of channel-value entries this saver wrote or read, by namespace and key. */
-  private readonly blobExpiry = new Map<string, number>();
+  private readonly lifetimes = new Lifetimes();
+  private readonly gate = new Gate();
 
   constructor(options: ParleySaverOptions) {
     super(options.serde);
@@ -199,29 +200,31 @@ export class ParleySaver extends BaseCheckpointSaver {
   // ------------------------------------------------------------ layout
 
   private threadNs(threadId: string): StrongNamespace {
-    return this.node.strong(threadNamespace(this.namespace, threadId));
+    return new GatedNamespace(this.node.strong(threadNamespace(this.namespace, threadId)), this.gate);
   }
 
-  private writer(threadId: string, fence: FenceToken | undefined): WriteContext {
+  private indexNs(): StrongNamespace {
+    return new GatedNamespace(this.node.strong(this.namespace), this.gate);
+  }
+
+  /** Where and how a write to the thread goes; `long` for channel values (twice the checkpoint TTL). */
+  private writer(threadId: string, fence: FenceToken | undefined, long = false): WriteContext {
     return {
       ns: this.threadNs(threadId),
-      ttl: this.ttlSeconds,
+      ttl: long ? 2 * this.ttlSeconds : this.ttlSeconds,
       chunkBytes: this.chunkBytes,
       ...(fence ? { fence } : {}),
     };
   }
 
-  private async indexThread(threadId: string, fence: FenceToken | undefined): Promise<void> {
-    if (this.indexed.has(threadId)) return;
+  /** Writes the thread's index entry unless it is known to outlive `until` (state-machine ms; 0: exists at all). */
+  private async indexThread(threadId: string, fence: FenceToken | undefined, until: number): Promise<void> {
+    const index = this.indexNs();
+    const known = this.lifetimes.expiry(index.name, threadId);
+    if (known !== undefined && known >= until) return;
     const value = { k: 't', thread: threadId, ns: threadNamespace(this.namespace, threadId) };
-    try {
-      await this.node
-        .strong(this.namespace)
-        .set(threadId, value, { ttl: this.ttlSeconds + 60, ifNotExists: true, ...(fence ? { fence } : {}) });
-    } catch (err) {
-      if (!isParleyError(err, 'key_already_exists')) throw err;
-    }
-    rememberBounded(this.indexed, threadId, true);
+    const { entry } = await index.set(threadId, value, { ttl: 2 * this.ttlSeconds, ...(fence ? { fence } : {}) });
+    this.lifetimes.note(index.name, entry);
   }
 
   // ------------------------------------------------------------ reads
@@ -282,7 +285,7 @@ export class ParleySaver extends BaseCheckpointSaver {
 
   private async indexedThreads(): Promise<string[]> {
     const threads: string[] = [];
-    for await (const e of listAll(this.node.strong(this.namespace), { filter: 'k = "t"', sortBy: 'key' })) {
+    for await (const e of listAll(this.indexNs(), { filter: 'k = "t"', sortBy: 'key' })) {
       const t = (e.value as { thread?: unknown } | null)?.thread;
       if (typeof t === 'string') threads.push(t);
     }
@@ -300,7 +303,7 @@ export class ParleySaver extends BaseCheckpointSaver {
     const [cp, md] = JSON.parse(read.text) as [Serialized, Serialized];
     const checkpoint = (await decodeSerialized(this.serde, cp)) as Checkpoint;
     const metadata = (await decodeSerialized(this.serde, md)) as CheckpointMetadata;
-    checkpoint.channel_values = await this.loadChannels(threadId, ns, fields.ns, checkpoint.channel_versions ?? {});
+    checkpoint.channel_values = await this.loadChannels(ns, fields.ns, checkpoint.channel_versions ?? {});
     const pendingWrites = await this.loadWrites(ns, fields.ns, fields.id);
     if (checkpoint.v < 4 && fields.parent !== null) {
       const sends = (await this.loadWrites(ns, fields.ns, fields.parent)).filter(([, ch]) => ch === TASKS);
@@ -325,7 +328,6 @@ export class ParleySaver extends BaseCheckpointSaver {
   }
 
   private async loadChannels(
-    threadId: string,
     ns: StrongNamespace,
     checkpointNs: string,
     versions: ChannelVersions,
@@ -336,8 +338,7 @@ export class ParleySaver extends BaseCheckpointSaver {
         const key = blobKey(checkpointNs, channel, version);
         const read = await readEntry(ns, key);
         if (!read) return;
-        this.noteBlob(ns, read.entry);
-        await this.keepAlive(threadId, ns, read.entry, read.text);
+        this.lifetimes.note(ns.name, read.entry);
         const blob = JSON.parse(read.text) as Serialized | null;
         if (blob === null) return; // the channel was emptied at this version
         values[channel] = await decodeSerialized(this.serde, blob);
@@ -385,23 +386,19 @@ export class ParleySaver extends BaseCheckpointSaver {
     const parent = typeof c.checkpoint_id === 'string' && c.checkpoint_id !== '' ? c.checkpoint_id : null;
     const fence = await this.writeFence(threadId);
     const w = this.writer(threadId, fence);
+    const long = this.writer(threadId, fence, true);
     await this.fenced(threadId, async () => {
-      await this.indexThread(threadId, fence);
+      await this.indexThread(threadId, fence, 0);
       const { channel_values: values = {}, ...rest } = checkpoint;
-      const versions = checkpoint.channel_versions ?? {};
+      const changed = newVersions ?? {};
       // Channel values first (only those this checkpoint changed), the head last.
       await Promise.all(
-        Object.entries(newVersions ?? {}).map(async ([channel, version]) => {
+        Object.entries(changed).map(async ([channel, version]) => {
           const has = Object.hasOwn(values, channel) && (values as Record<string, unknown>)[channel] !== undefined;
           const blob = has ? await encodeSerialized(this.serde, (values as Record<string, unknown>)[channel]) : null;
-          const entry = await writeEntry(w, blobKey(checkpointNs, channel, version), { k: 'b' }, JSON.stringify(blob));
-          this.noteBlob(w.ns, entry);
+          const key = blobKey(checkpointNs, channel, version);
+          this.lifetimes.note(w.ns.name, await writeEntry(long, key, { k: 'b' }, JSON.stringify(blob)));
         }),
-      );
-      await Promise.all(
-        Object.entries(versions)
-          .filter(([channel]) => !Object.hasOwn(newVersions ?? {}, channel))
-          .map(([channel, version]) => this.keepBlobAlive(threadId, w.ns, blobKey(checkpointNs, channel, version))),
       );
       const text = JSON.stringify([
         await encodeSerialized(this.serde, rest),
@@ -415,7 +412,18 @@ export class ParleySaver extends BaseCheckpointSaver {
         parent,
         mf: metadataFields(metadata),
       };
-      await writeEntry(w, checkpointKey(checkpointNs, id), fields as unknown as Record<string, JsonValue>, text);
+      const head = await writeEntry(
+        w,
+        checkpointKey(checkpointNs, id),
+        fields as unknown as Record<string, JsonValue>,
+        text,
+      );
+      // What the head names from earlier checkpoints, and the index, must outlive it.
+      const unchanged = Object.entries(checkpoint.channel_versions ?? {})
+        .filter(([channel]) => !Object.hasOwn(changed, channel))
+        .map(([channel, version]) => blobKey(checkpointNs, channel, version));
+      await this.lifetimes.outlive(long, unchanged, head.expiresAt);
+      await this.indexThread(threadId, fence, head.expiresAt);
     });
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: id } };
   }
@@ -445,7 +453,7 @@ export class ParleySaver extends BaseCheckpointSaver {
     const w = this.writer(threadId, fence);
     const key = writesKey(checkpointNs, checkpointId, task);
     await this.fenced(threadId, async () => {
-      await this.indexThread(threadId, fence);
+      await this.indexThread(threadId, fence, 0);
       for (let attempt = 0; ; attempt++) {
         const current = await readEntry(w.ns, key);
         const payload: WritesPayload = current
@@ -484,49 +492,10 @@ export class ParleySaver extends BaseCheckpointSaver {
     const fence = await this.writeFence(id);
     await this.fenced(id, async () => {
       // The index entry first (fenced), so a stale owner's delete is refused before it removes anything.
-      await this.node.strong(this.namespace).delete(id, fence ? { fence } : {});
+      await this.indexNs().delete(id, fence ? { fence } : {});
       await this.threadNs(id).deleteNamespace({ confirm: true });
     });
-    this.indexed.delete(id);
-    const prefix = `${threadNamespace(this.namespace, id)}\u0000`;
-    for (const k of [...this.blobExpiry.keys()]) if (k.startsWith(prefix)) this.blobExpiry.delete(k);
-  }
-
-  // ------------------------------------------------------------ channel-value lifetimes
-
-  private noteBlob(ns: StrongNamespace, entry: StrongEntry): void {
-    rememberBounded(this.blobExpiry, `${ns.name}\u0000${entry.key}`, entry.expiresAt);
-  }
-
-  /**
-   * A checkpoint names the channel values of earlier checkpoints it did not
-   * change; they must live as long as it does. One whose entry has less than
-   * half its TTL left is written again (same value, the writer's fence).
-   */
-  private async keepBlobAlive(threadId: string, ns: StrongNamespace, key: string): Promise<void> {
-    const known = this.blobExpiry.get(`${ns.name}\u0000${key}`);
-    if (known !== undefined && known >= this.halfLife()) return;
-    const read = await readEntry(ns, key);
-    if (!read) return;
-    this.noteBlob(ns, read.entry);
-    await this.keepAlive(threadId, ns, read.entry, read.text);
-  }
-
-  private halfLife(): number {
-    return Date.now() + (this.ttlSeconds * 1000) / 2;
-  }
-
-  private async keepAlive(threadId: string, ns: StrongNamespace, entry: StrongEntry, text: string): Promise<void> {
-    if (entry.expiresAt >= this.halfLife()) return;
-    const lease = this.leases.get(threadId);
-    if (lease?.lost) return;
-    const w = this.writer(threadId, lease?.token);
-    try {
-      const fresh = await writeEntry(w, entry.key, { k: 'b' }, text, { ifVersion: entry.version, previous: entry });
-      this.noteBlob(ns, fresh);
-    } catch (err) {
-      // Another writer refreshed or replaced it, or this saver lost the thread: theirs stands.
-      if (!isConflict(err) && !isParleyError(err, 'fence_stale')) throw err;
-    }
+    this.lifetimes.forgetNamespace(threadNamespace(this.namespace, id));
+    this.lifetimes.forgetNamespace(this.namespace);
   }
 }
