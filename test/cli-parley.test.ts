@@ -152,6 +152,21 @@ describe('parley with keys "." and ".."', () => {
   });
 });
 
+describe('parley with values holding __proto__ and constructor keys', () => {
+  it('stores them exactly and answers them back', async () => {
+    const value = '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"n":[{"__proto__":1}]}';
+    const set = await cli('--output', 'json', 'state', 'set', '-n', 'proto', '-k', 'k', '-v', value);
+    expect(set.code, set.stderr).toBe(0);
+    const got = await cli('--output', 'json', 'state', 'get', '-n', 'proto', '-k', 'k');
+    expect(got.code, got.stderr).toBe(0);
+    // Compared as JSON text: own keys, in order, never a prototype.
+    expect(JSON.stringify(JSON.parse(got.stdout).value)).toBe(JSON.stringify(JSON.parse(value)));
+    const replicated = await cli('--output', 'json', 'replicated', 'set', '-n', 'proto', '-k', 'k', '-v', value);
+    expect(replicated.code, replicated.stderr).toBe(0);
+    expect(JSON.stringify(JSON.parse(replicated.stdout).value)).toBe(JSON.stringify(JSON.parse(value)));
+  });
+});
+
 describe('parley --endpoint forms', () => {
   it('takes host:port and localhost:port; garbage is a usage error (exit 2), never a stack trace', async () => {
     const port = new URL(p.url).port;

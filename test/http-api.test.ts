@@ -60,10 +60,11 @@ describe('validation: typed 4xx, nothing written', () => {
     });
   }
 
-  it('malformed JSON, a wrong content type and prototype pollution are 4xx', async () => {
+  it('malformed JSON, a wrong content type and an unknown top-level __proto__ field are 4xx', async () => {
     for (const [body, type] of [
       ['{"value": ', 'application/json'],
       ['{"value": 1, "__proto__": {"x": 1}}', 'application/json'],
+      ['{"value": 1, "constructor": {"prototype": {"x": 1}}}', 'application/json'],
       ['value=1', 'application/x-www-form-urlencoded'],
       ['', 'application/json'],
     ] as const) {
@@ -156,6 +157,61 @@ describe('keys', () => {
     expect((await api(p.url, 'DELETE', state('dots', '..'))).body.data).toMatchObject({ key: '..', deleted: true });
     await expectAbsent('dots', '..');
     expect((await api(p.url, 'GET', state('dots', '.'))).status).toBe(200);
+  });
+});
+
+describe('values holding __proto__ and constructor keys', () => {
+  // As raw text: a JS object literal with `__proto__:` would set a prototype instead of a key.
+  const VALUE = '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"n":[{"__proto__":1}]}';
+  const expected = () => JSON.parse(VALUE) as Record<string, unknown>;
+  const send = (method: string, path: string, body: string) =>
+    api(p.url, method, path, { body, headers: { 'content-type': 'application/json' } });
+  const unpolluted = () => {
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('polluted');
+  };
+  /** The value as the server answered it, read as raw JSON text (own keys, never a prototype). */
+  const answered = (text: string, field = 'value') =>
+    (JSON.parse(text) as { data: Record<string, unknown> }).data[field] as Record<string, unknown>;
+
+  it('are stored and answered exactly, in both tiers and in lease state and lock metadata', async () => {
+    const created = await send('POST', state('proto', 'k'), `{"value":${VALUE}}`);
+    expect(created.status, created.text).toBe(201);
+    expect(answered(created.text)).toEqual(expected());
+    expect(Object.hasOwn(answered(created.text), '__proto__')).toBe(true);
+    const got = await api(p.url, 'GET', state('proto', 'k'));
+    expect(answered(got.text)).toEqual(expected());
+    expect(JSON.stringify(answered(got.text))).toBe(JSON.stringify(expected()));
+
+    const replicated = await send('POST', '/api/v1/replicated/proto/k', `{"value":${VALUE}}`);
+    expect(replicated.status, replicated.text).toBeLessThan(300);
+    expect(answered((await api(p.url, 'GET', '/api/v1/replicated/proto/k')).text)).toEqual(expected());
+
+    const claim = await send('POST', '/api/v1/claims/proto/c', `{"value":${VALUE}}`);
+    expect(answered(claim.text)).toEqual(expected());
+    const lease = await send('POST', '/api/v1/leases/proto/l', `{"holder":"h","ttl_seconds":60,"state":${VALUE}}`);
+    expect(lease.status, lease.text).toBe(201);
+    expect(answered(lease.text, 'state')).toEqual(expected());
+    const lock = await send('POST', '/api/v1/locks/proto/m', `{"owner":"o","metadata":${VALUE}}`);
+    expect(lock.status, lock.text).toBe(200);
+    expect(answered(lock.text, 'metadata')).toEqual(expected());
+    unpolluted();
+  });
+
+  it('a compare-and-swap and a list filter see the key as an ordinary key; no prototype changes', async () => {
+    const first = await send('POST', state('proto', 'cas'), `{"value":${VALUE}}`);
+    const version = (first.body.data as { version: string }).version;
+    const cas = await send(
+      'POST',
+      state('proto', 'cas'),
+      `{"value":{"__proto__":{"step":2}},"if_version_matches":"${version}"}`,
+    );
+    expect(cas.status, cas.text).toBe(200);
+    expect(answered(cas.text)).toEqual(JSON.parse('{"__proto__":{"step":2}}'));
+    const filter = encodeURIComponent('__proto__.step = 2');
+    const list = await api(p.url, 'GET', `${state('proto')}?filter=${filter}`);
+    expect((list.body.data as { items: { key: string }[] }).items.map((e) => e.key)).toEqual(['cas']);
+    unpolluted();
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * Keys and values that a URL or a JSON parser could bend, through the MCP tools:
- * keys `.` and `..` (dot segments of a URL). The SDK's client and server over an
+ * keys `.` and `..` (dot segments of a URL), values with `__proto__` and
+ * `constructor` keys (ordinary keys, docs/guarantees.md). The SDK's client and server over an
  * in-memory transport, a real node behind a real HTTP server.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -69,5 +70,36 @@ describe('MCP tools with keys "." and ".."', () => {
     expect(await call('state_delete', { namespace: 'dots', key: '..' })).toMatchObject({ isError: false });
     expect(await node.strong('dots').get('..')).toBeUndefined();
     expect((await node.strong('dots').get('.'))?.value).toBe('one');
+  });
+});
+
+describe('MCP tools with values holding __proto__ and constructor keys', () => {
+  const VALUE = '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"n":[{"__proto__":1}]}';
+  const expected = () => JSON.parse(VALUE) as Record<string, unknown>;
+
+  it('store them exactly (strong, replicated, lease state, lock metadata), and no prototype changes', async () => {
+    const set = await call('state_set', { namespace: 'proto', key: 'k', value: expected() });
+    expect(set.isError, JSON.stringify(set.body)).toBe(false);
+    const got = await call('state_get', { namespace: 'proto', key: 'k' });
+    expect((got.body as { value: unknown }).value).toEqual(expected());
+    const stored = (await node.strong('proto').get('k'))?.value as Record<string, unknown>;
+    expect(Object.hasOwn(stored, '__proto__')).toBe(true);
+    expect(JSON.stringify(stored)).toBe(JSON.stringify(expected()));
+
+    await call('replicated_set', { namespace: 'proto', key: 'k', value: expected() });
+    expect(((await call('replicated_get', { namespace: 'proto', key: 'k' })).body as { value: unknown }).value).toEqual(
+      expected(),
+    );
+    const lease = await call('lease_acquire', {
+      namespace: 'proto',
+      key: 'l',
+      holder: 'h',
+      ttl_seconds: 60,
+      state: expected(),
+    });
+    expect((lease.body as { state: unknown }).state).toEqual(expected());
+    const lock = await call('lock_acquire', { namespace: 'proto', key: 'm', owner: 'o', metadata: expected() });
+    expect((lock.body as { metadata: unknown }).metadata).toEqual(expected());
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });

@@ -8,6 +8,7 @@ import type { ParleyNode } from '@parley/node';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { bearerChecker, checkAllowedHosts, checkBind, PUBLIC_PATHS, rebindingGuard } from './auth.js';
 import { HttpError, type RequestTarget, toErrorEnvelope } from './errors.js';
+import { registerJsonBodyParser } from './json-body.js';
 import { ServerMetrics } from './metrics.js';
 import { registerCoordinationRoutes } from './routes/coordination.js';
 import { registerLockRoutes } from './routes/locks.js';
@@ -88,6 +89,7 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
   });
   // Responses are plain JSON.stringify: the response schemas document, they never strip or fail.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  registerJsonBodyParser(app); // `__proto__` is an ordinary key (json-body.ts)
 
   const metrics = new ServerMetrics(options.node.events, { defaultMetrics: options.defaultMetrics });
   const streams = new Set<SseStream>();
