@@ -6,7 +6,8 @@ describe('exit codes', () => {
   it('follow the error class of every code the node can raise', () => {
     for (const [code, status] of Object.entries(ERROR_STATUS)) {
       const exit = exitCodeOf(code);
-      if (RETRYABLE_CODES.has(code as keyof typeof ERROR_STATUS)) expect(exit, code).toBe(EXIT.unavailable);
+      if (code === 'outcome_unknown') expect(exit, code).toBe(EXIT.outcomeUnknown);
+      else if (RETRYABLE_CODES.has(code as keyof typeof ERROR_STATUS)) expect(exit, code).toBe(EXIT.unavailable);
       else if (['storage_full', 'storage_unwritable', 'storage_failed'].includes(code)) {
         expect(exit, code).toBe(EXIT.storage);
       } else if (status === 409) expect(exit, code).toBe(EXIT.conflict);

@@ -18,6 +18,8 @@ export const EXIT = {
   unavailable: 6,
   /** The node's own disk refused: full, read-only, permission denied or failing (an operator must act). */
   storage: 7,
+  /** A write's answer was lost for good: it was applied once or not at all. Read before retrying. */
+  outcomeUnknown: 8,
 } as const;
 
 const BY_CODE: Record<string, number> = {
@@ -39,6 +41,7 @@ const BY_CODE: Record<string, number> = {
   not_leader: EXIT.unavailable,
   unavailable: EXIT.unavailable,
   timeout: EXIT.unavailable,
+  outcome_unknown: EXIT.outcomeUnknown,
   closed: EXIT.unavailable,
   too_many_streams: EXIT.unavailable,
   storage_full: EXIT.storage,

@@ -222,7 +222,32 @@ describe('SessionSequencer', () => {
     expect(r2.ok).toBe(true);
     seqr.command({ type: 'noop' }, 0);
     seqr.command({ type: 'noop' }, 0);
-    expect(() => seqr.command({ type: 'noop' }, 0)).toThrow(/in flight/);
+    expect(() => seqr.command({ type: 'noop' }, 0)).toThrow(/no room in its window/);
     expect(seqr.pending).toBe(3);
+  });
+
+  it('holds later commands back while the oldest is unanswered, so its retry still finds its first result', () => {
+    const limit = 8;
+    const h = new CoordHarness({ limits: { maxResultsPerSession: limit } });
+    const seqr = new SessionSequencer(h.register(), limit);
+    // A claim applied, its answer lost on the way back: it stays in flight.
+    const claim = seqr.command({ type: 'claim', namespace: 'n', key: 'c', value: 'mine' }, h.nowMs);
+    const first = h.applyCommand(claim).result;
+    // Later commands are answered meanwhile, as many as the window lets through.
+    let issued = 0;
+    while (seqr.room > 0) {
+      const c = seqr.command({ type: 'set', namespace: 'n', key: `k${issued++}`, value: 1 }, h.nowMs);
+      h.applyCommand(c);
+      seqr.done(c.seq as number);
+    }
+    expect(issued).toBe(limit - 1);
+    expect(seqr.span).toBe(limit);
+    expect(() => seqr.command({ type: 'noop' }, 0)).toThrow(/no room/);
+    // The retry is answered from the session table: the claim won, once.
+    const again = h.applyCommand(seqr.retry(claim, h.nowMs)).result;
+    expect(again).toEqual(first);
+    expect(first.ok && first.value.type === 'claim' && first.value.won).toBe(true);
+    seqr.done(claim.seq as number);
+    expect([seqr.span, seqr.room]).toEqual([0, limit]);
   });
 });

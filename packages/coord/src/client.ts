@@ -430,6 +430,14 @@ export async function cooperativeWrite(
  * new command gets the next seq and acknowledges everything below the oldest
  * command still in flight, so the state machine can forget those results. A
  * retry re-proposes the same command (same seq) with a fresh `nowMs`.
+ *
+ * The session's window bounds the seqs between the oldest unanswered command
+ * and the newest one, not only the commands in flight: while one command
+ * waits for an answer (lost and retried, or a blocking lock wait), at most
+ * `window − 1` later commands may follow it. With a window no larger than the
+ * state machine's `maxResultsPerSession`, the answer of every command still in
+ * flight stays remembered, so its retry finds it whatever the session's
+ * traffic meanwhile (the global `maxCachedResultBytes` bound aside).
  */
 export class SessionSequencer {
   private nextSeq = 1;
@@ -437,14 +445,16 @@ export class SessionSequencer {
 
   constructor(
     readonly clientId: string,
-    /** Commands in flight at once (the state machine remembers 64 results per session by default). */
-    readonly maxInFlight = 32,
+    /** Seqs from the oldest unanswered command to the newest (at most the state machine's 64 remembered results). */
+    readonly window = 32,
   ) {}
 
-  /** A new command for `op`; throws InvalidArgumentError when maxInFlight commands are unfinished. */
+  /** A new command for `op`; throws InvalidArgumentError when the window is full (`room` is 0). */
   command(op: Operation, nowMs: number): Command {
-    if (this.inFlight.size >= this.maxInFlight) {
-      throw new InvalidArgumentError(`session '${this.clientId}' already has ${this.maxInFlight} commands in flight`);
+    if (this.room <= 0) {
+      throw new InvalidArgumentError(
+        `session '${this.clientId}' has no room in its window of ${this.window} commands (oldest unanswered: ${this.ackSeq() + 1})`,
+      );
     }
     const seq = this.nextSeq++;
     this.inFlight.add(seq);
@@ -468,7 +478,18 @@ export class SessionSequencer {
     return lowest - 1;
   }
 
+  /** Commands in flight. */
   get pending(): number {
     return this.inFlight.size;
+  }
+
+  /** Seqs issued since the oldest unanswered one, that one included (0 when none is in flight). */
+  get span(): number {
+    return this.nextSeq - 1 - this.ackSeq();
+  }
+
+  /** Commands that may still be issued before the oldest unanswered one is answered. */
+  get room(): number {
+    return this.window - this.span;
   }
 }

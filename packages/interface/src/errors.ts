@@ -22,6 +22,7 @@ export const ERROR_STATUS = {
   not_leader: 503,
   unavailable: 503,
   timeout: 504,
+  outcome_unknown: 504,
   compacted: 500,
   log_unavailable: 500,
   storage_corrupt: 500,
@@ -188,6 +189,18 @@ export class UnavailableError extends ParleyError {
 export class TimeoutError extends ParleyError {
   constructor(message = 'timed out', details: Record<string, unknown> = {}) {
     super('timeout', message, details);
+  }
+}
+
+/**
+ * A write reached the state machine, but its answer was lost and can no
+ * longer be recovered: it may have been applied (once) or not, and it will not
+ * be applied later. Not retryable as is: read the state to learn the outcome
+ * before re-issuing a write that is not idempotent.
+ */
+export class OutcomeUnknownError extends ParleyError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('outcome_unknown', message, details);
   }
 }
 

@@ -25,7 +25,10 @@ export const ERROR_HINTS: Readonly<Record<string, string>> = {
   unavailable: 'The node or its cluster is unavailable: retry in a moment.',
   closed: 'The node is shutting down: retry against another node.',
   too_many_streams: 'The server is at its limit of streams: retry later.',
-  timeout: 'No answer in time; the write may still apply. Retrying is safe: writes are exactly-once per session.',
+  timeout:
+    'No answer in time: a write may or may not have been applied, and may still apply. A retry is a new write: re-read the entry (state_get) before retrying a create (if_not_exists), claim, compare-and-swap or lock acquire; reads and plain overwrites may be retried as they are.',
+  outcome_unknown:
+    'The write reached the cluster but its answer was lost for good: it was applied once or not at all, and will not apply later. Re-read the entry (state_get) to see which before writing again, never retry it blindly; an acquire may hold the lock or lease under your name until its TTL ends.',
   storage_full:
     "The node's disk is full: nothing was written. Use another node; an operator must free space and restart it.",
   storage_unwritable:

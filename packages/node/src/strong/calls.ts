@@ -35,7 +35,7 @@ export class StrongCalls {
   write(op: Operation, o: CallOptions = {}): Promise<OpResult> {
     checkShape(op);
     const { deadlineMs, attemptCapMs } = this.deadline(o);
-    return this.pool.command(op, deadlineMs, attemptCapMs);
+    return this.pool.command(op, { deadlineMs, attemptCapMs, waits: (o.waitMs ?? 0) > 0 });
   }
 
   async read(op: Operation, o: CallOptions = {}): Promise<OpResult> {

@@ -45,7 +45,7 @@ export interface StrongOptions {
   attemptTimeoutMs?: number;
   /** How often the leader proposes `expire` (default 1000 ms). */
   expireEveryMs?: number;
-  /** Client sessions this node keeps open at most (default 16; each has 32 calls in flight). */
+  /** Client sessions this node keeps open at most (default 16; each a window of 32 calls). */
   maxSessions?: number;
   /** Calls waiting for a free session slot before `unavailable` (default 4096). */
   maxQueuedCalls?: number;

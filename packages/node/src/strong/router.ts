@@ -54,6 +54,11 @@ const NETWORK_MARGIN_MS = 250;
 /** Leader hints followed in a row before backing off. */
 const MAX_HOPS = 4;
 
+/** What `send` did for one call (read by the session pool). */
+export interface SendTrace {
+  attempts: number;
+}
+
 /** One forwarded attempt in flight: where it went, and how to fail it early. */
 interface Attempt {
   target: PeerId;
@@ -220,8 +225,15 @@ export class StrongRouter {
    * Sends `body` to the leader until it answers or `deadlineMs` (this node's
    * clock) passes. `attemptCapMs` bounds one attempt before it is re-sent.
    * At the deadline: `timeout` if a leader was reached, else `unavailable`.
+   * `trace.attempts` counts the attempts handed to a member (served here or
+   * forwarded): with one, the answer is that of the request's only arrival.
    */
-  async send(body: RequestBody, deadlineMs: number, attemptCapMs = this.options.attemptTimeoutMs): Promise<Answer> {
+  async send(
+    body: RequestBody,
+    deadlineMs: number,
+    attemptCapMs = this.options.attemptTimeoutMs,
+    trace?: SendTrace,
+  ): Promise<Answer> {
     let backoffMs = 10;
     let hops = 0;
     let reachedLeader = false;
@@ -238,6 +250,7 @@ export class StrongRouter {
       const attemptMs = Math.min(left, attemptCapMs);
       try {
         if (target === undefined) throw new UnavailableError('no member of the strong group is known');
+        if (trace) trace.attempts++;
         if (target === this.ctx.peerId) {
           return await this.serve({ ...body, timeoutMs: attemptMs } as StrongRequest);
         }

@@ -2,31 +2,69 @@
  * The node's client sessions with the coord state machine. Every write
  * carries (clientId, seq) from one of them, so a write retried after a lost
  * answer or a leader change is applied once and answered with its first
- * result (coord's session table, the only dedupe). A session has at most
- * `maxInFlight` commands in flight; the pool opens up to `maxSessions` of
- * them (registered through the log) and queues further calls, boundedly.
- * Idle sessions are kept alive with a `noop` well within coord's idle TTL.
+ * result (coord's session table, the only dedupe), as the client sessions of
+ * the Raft dissertation (§6.3) do.
+ *
+ * A retry must find its answer: coord remembers `maxResultsPerSession` (64)
+ * results per session and forgets the oldest beyond, whatever is still in
+ * flight. So a session bounds its *window* (./coord SessionSequencer): at most
+ * 32 seqs from its oldest unanswered command to its newest. A command whose
+ * answer was lost holds back at most 31 later ones on its session while the
+ * router retries it; the pool serves the other calls from its other sessions
+ * (up to `maxSessions`, registered through the log) and queues the rest,
+ * boundedly. A blocking lock wait holds its window for the whole wait, so
+ * waits get sessions of their own, never shared with quick calls.
+ *
+ * What the window cannot cover is answered as an unknown outcome, never
+ * re-issued: a retry refused with `stale_sequence` (its result was forgotten
+ * under coord's global byte bound) or `session_expired` (the session was
+ * evicted or timed out meanwhile) may well have been applied, so the call
+ * fails with `outcome_unknown`. Only a `session_expired` refusal of a
+ * command's single arrival (one attempt) proves it was not applied; that
+ * command is re-issued once under a fresh session.
+ *
+ * Slots are reserved synchronously: calls made in the same turn get distinct
+ * seqs. Idle sessions are kept alive with a `noop` well within coord's idle TTL.
  */
-import { type Command, type Operation, SessionSequencer, unwrap } from '@parley/coord';
-import { type Cancel, TimeoutError, UnavailableError } from '@parley/interface';
+import { type Command, DEFAULT_LIMITS, type Operation, type OpResult, SessionSequencer, unwrap } from '@parley/coord';
+import { type Cancel, OutcomeUnknownError, TimeoutError, UnavailableError } from '@parley/interface';
 import type { NodeContext } from '../context.js';
 import type { ResolvedStrongOptions } from './options.js';
-import type { StrongRouter } from './router.js';
+import type { SendTrace, StrongRouter } from './router.js';
 
-/** Commands in flight per session (coord remembers 64 results per session). */
-export const SESSION_IN_FLIGHT = 32;
+/** Seqs from a session's oldest unanswered command to its newest (coord remembers 64 results per session). */
+export const SESSION_WINDOW = 32;
 /** Idle time after which a session is refreshed with a noop (coord forgets idle sessions after 1 day). */
 const KEEPALIVE_IDLE_MS = 3_600_000;
 
 interface Session {
   seq: SessionSequencer;
   lastUsedMs: number;
+  /** Serves blocking lock waits (set while it has commands in flight). */
+  waits: boolean;
+}
+
+/** A reserved seq on a session: the command to send. */
+interface Slot {
+  session: Session;
+  command: Omit<Command, 'nowMs'>;
+  seq: number;
 }
 
 interface QueuedCall {
-  resolve(s: Session): void;
+  op: Operation;
+  waits: boolean;
+  deadlineMs: number;
+  resolve(slot: Slot): void;
   reject(err: unknown): void;
   cancelTimer: Cancel;
+}
+
+/** Bounds of one write: the call's deadline, one attempt's bound, and whether it may block (a lock wait). */
+export interface CommandBounds {
+  deadlineMs: number;
+  attemptCapMs?: number;
+  waits?: boolean;
 }
 
 export class SessionPool {
@@ -35,12 +73,18 @@ export class SessionPool {
   private queue: QueuedCall[] = [];
   private keepalive: Cancel | undefined;
   private closed = false;
+  private readonly window: number;
+  /** Calls that failed with `outcome_unknown` (observability). */
+  outcomeUnknown = 0;
 
   constructor(
     private readonly ctx: NodeContext,
     private readonly router: StrongRouter,
     private readonly options: ResolvedStrongOptions,
-  ) {}
+  ) {
+    const remembered = options.limits.maxResultsPerSession ?? DEFAULT_LIMITS.maxResultsPerSession;
+    this.window = Math.max(1, Math.min(SESSION_WINDOW, remembered));
+  }
 
   start(): void {
     const loop = () => {
@@ -64,93 +108,164 @@ export class SessionPool {
     return this.sessions.length;
   }
 
+  /** Calls waiting for a slot. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
   /**
-   * Runs `op` as one session command until it is answered or `deadlineMs`
-   * passes. A session the state machine no longer knows is dropped and the
-   * command re-issued once under a fresh session (it was not applied).
+   * Runs `op` as one session command until it is answered or the deadline
+   * passes. Rejects with `outcome_unknown` when the state machine no longer
+   * remembers the answer of a command that may have been applied.
    */
-  async command(op: Operation, deadlineMs: number, attemptCapMs?: number): Promise<ReturnType<typeof unwrap>> {
-    for (let attempt = 0; ; attempt++) {
-      const s = await this.acquire(deadlineMs);
-      const { nowMs: _unused, ...command } = s.seq.command(op, 0);
-      const seq = command.seq as number;
-      let result: Awaited<ReturnType<StrongRouter['send']>>;
+  async command(op: Operation, bounds: CommandBounds): Promise<OpResult> {
+    const waits = bounds.waits ?? false;
+    for (let reissued = false; ; reissued = true) {
+      const slot = await this.reserve(op, bounds.deadlineMs, waits);
+      const trace: SendTrace = { attempts: 0 };
+      let answer: Awaited<ReturnType<StrongRouter['send']>>;
       try {
-        result = await this.router.send({ kind: 'write', command }, deadlineMs, attemptCapMs);
+        answer = await this.router.send(
+          { kind: 'write', command: slot.command },
+          bounds.deadlineMs,
+          bounds.attemptCapMs,
+          trace,
+        );
       } finally {
-        s.seq.done(seq);
-        s.lastUsedMs = this.ctx.clock.nowMs();
-        this.release();
+        this.finish(slot);
       }
-      if (!('result' in result)) throw new UnavailableError('unexpected answer to a write');
-      const r = result.result;
+      if (!('result' in answer)) throw new UnavailableError('unexpected answer to a write');
+      const r = answer.result;
       const reason = !r.ok ? (r.error.details as { reason?: unknown }).reason : undefined;
-      if ((reason === 'session_expired' || reason === 'stale_sequence') && attempt === 0) {
-        this.drop(s);
-        continue;
-      }
-      return unwrap(r);
+      if (reason !== 'session_expired' && reason !== 'stale_sequence') return unwrap(r);
+      if (reason === 'session_expired') this.drop(slot.session);
+      // Refused at its only arrival: the session was gone before it was ever applied.
+      if (reason === 'session_expired' && trace.attempts === 1 && !reissued) continue;
+      this.outcomeUnknown++;
+      throw new OutcomeUnknownError(
+        `the ${op.type} was sent ${trace.attempts} times and its answer was lost; the state machine no longer remembers it (${reason}), so it may or may not have been applied (it will not be applied later): read to find out`,
+        { reason, clientId: slot.session.seq.clientId, seq: slot.seq, attempts: trace.attempts },
+      );
     }
   }
 
-  private acquire(deadlineMs: number): Promise<Session> {
-    let best: Session | undefined;
-    for (const s of this.sessions) {
-      if (s.seq.pending < SESSION_IN_FLIGHT && (!best || s.seq.pending < best.seq.pending)) best = s;
-    }
-    // Prefer an idle slot; open another session only when every open one is busy.
-    if (best && best.seq.pending === 0) return Promise.resolve(best);
-    if (this.sessions.length + this.registering < this.options.maxSessions && (!best || best.seq.pending > 0)) {
-      if (best) {
-        // Use the open one now and open another in the background for the next calls.
-        this.open(deadlineMs).catch(() => {});
-        return Promise.resolve(best);
-      }
-      return this.open(deadlineMs).then(() => this.acquire(deadlineMs));
-    }
-    if (best) return Promise.resolve(best);
-    if (this.queue.length >= this.options.maxQueuedCalls) {
+  /** A seq on a session with room, reserved now; or a place in the bounded queue. */
+  private reserve(op: Operation, deadlineMs: number, waits: boolean): Promise<Slot> {
+    if (this.closed) return Promise.reject(new UnavailableError('strong module closed'));
+    const s = this.pick(waits);
+    if (s) return Promise.resolve(this.take(s, op, waits));
+    // Calls a registration under way will serve do not count against the queue's bound.
+    this.maybeOpen(deadlineMs, this.queue.length + 1);
+    if (this.queue.length >= this.options.maxQueuedCalls + this.registering * this.window) {
       return Promise.reject(new UnavailableError('too many strong calls queued on this node'));
     }
-    return new Promise<Session>((resolve, reject) => {
+    const slot = new Promise<Slot>((resolve, reject) => {
       const q: QueuedCall = {
+        op,
+        waits,
+        deadlineMs,
         resolve,
         reject,
         cancelTimer: this.ctx.scheduler.after(Math.max(1, deadlineMs - this.ctx.clock.nowMs()), () => {
           this.queue = this.queue.filter((x) => x !== q);
-          reject(new TimeoutError('no session slot freed before the deadline'));
+          reject(
+            this.sessions.length === 0
+              ? new UnavailableError('no client session could be registered before the deadline')
+              : new TimeoutError('no session slot freed before the deadline'),
+          );
         }),
       };
       this.queue.push(q);
     });
+    return slot;
   }
 
+  /**
+   * The session with the most room for a call of this kind (waits pack onto
+   * sessions already waiting, quick calls spread out). Once no more sessions
+   * may be opened, a call takes room on a session of the other kind rather
+   * than wait in the queue.
+   */
+  private pick(waits: boolean): Session | undefined {
+    let best: Session | undefined;
+    let other: Session | undefined;
+    for (const s of this.sessions) {
+      if (s.seq.room <= 0) continue;
+      if (s.seq.span > 0 && s.waits !== waits) {
+        if (!other || s.seq.room > other.seq.room) other = s;
+        continue;
+      }
+      const better = !best || (waits ? s.seq.room < best.seq.room : s.seq.room > best.seq.room);
+      if (better) best = s;
+    }
+    if (best || this.sessions.length + this.registering < this.options.maxSessions) return best;
+    return other;
+  }
+
+  private take(s: Session, op: Operation, waits: boolean): Slot {
+    if (s.seq.span === 0) s.waits = waits;
+    const { nowMs: _unused, ...command } = s.seq.command(op, 0);
+    return { session: s, command, seq: command.seq as number };
+  }
+
+  private finish(slot: Slot): void {
+    const s = slot.session;
+    s.seq.done(slot.seq);
+    s.lastUsedMs = this.ctx.clock.nowMs();
+    this.release();
+  }
+
+  /** Hands freed room to queued calls, in order within each kind. */
   private release(): void {
-    while (this.queue.length > 0) {
-      const free = this.sessions.find((s) => s.seq.pending < SESSION_IN_FLIGHT);
-      if (!free) return;
-      const q = this.queue.shift() as QueuedCall;
+    for (let i = 0; i < this.queue.length; ) {
+      const q = this.queue[i] as QueuedCall;
+      const s = this.pick(q.waits);
+      if (!s) {
+        i++;
+        continue;
+      }
+      this.queue.splice(i, 1);
       q.cancelTimer();
-      q.resolve(free);
+      q.resolve(this.take(s, q.op, q.waits));
     }
+    const head = this.queue[0];
+    if (head) this.maybeOpen(head.deadlineMs, this.queue.length);
   }
 
-  private async open(deadlineMs: number): Promise<void> {
+  /** Registers another session when `waiting` calls outgrow what the registrations under way will serve. */
+  private maybeOpen(deadlineMs: number, waiting: number): void {
+    if (this.closed || this.sessions.length + this.registering >= this.options.maxSessions) return;
+    if (waiting <= this.registering * this.window) return;
+    this.open(deadlineMs);
+  }
+
+  private open(deadlineMs: number): void {
     this.registering++;
-    try {
-      const answer = await this.router.send({ kind: 'register' }, deadlineMs);
-      if (!('result' in answer)) throw new UnavailableError('unexpected answer to register_session');
-      const value = unwrap(answer.result);
-      if (value.type !== 'session') throw new UnavailableError('unexpected answer to register_session');
-      if (this.closed) return;
-      this.sessions.push({
-        seq: new SessionSequencer(value.clientId, SESSION_IN_FLIGHT),
-        lastUsedMs: this.ctx.clock.nowMs(),
+    this.router
+      .send({ kind: 'register' }, deadlineMs)
+      .then((answer) => {
+        if (!('result' in answer)) throw new UnavailableError('unexpected answer to register_session');
+        const value = unwrap(answer.result);
+        if (value.type !== 'session') throw new UnavailableError('unexpected answer to register_session');
+        if (this.closed) return;
+        this.sessions.push({
+          seq: new SessionSequencer(value.clientId, this.window),
+          lastUsedMs: this.ctx.clock.nowMs(),
+          waits: false,
+        });
+      })
+      .catch((err: unknown) => {
+        // With no session to wait for, the queued calls fail as the registration did.
+        if (this.sessions.length > 0 || this.registering > 1) return;
+        for (const q of this.queue.splice(0)) {
+          q.cancelTimer();
+          q.reject(err);
+        }
+      })
+      .finally(() => {
+        this.registering--;
+        this.release();
       });
-      this.release();
-    } finally {
-      this.registering--;
-    }
   }
 
   private drop(s: Session): void {
@@ -160,13 +275,16 @@ export class SessionPool {
   private refreshIdle(): void {
     const now = this.ctx.clock.nowMs();
     for (const s of this.sessions) {
-      if (s.seq.pending > 0 || now - s.lastUsedMs < KEEPALIVE_IDLE_MS) continue;
+      if (s.seq.span > 0 || now - s.lastUsedMs < KEEPALIVE_IDLE_MS) continue;
       s.lastUsedMs = now;
       const { nowMs: _unused, ...command } = s.seq.command({ type: 'noop' }, 0) as Command;
       this.router
         .send({ kind: 'write', command }, now + this.options.callTimeoutMs)
         .catch(() => {})
-        .finally(() => s.seq.done(command.seq as number));
+        .finally(() => {
+          s.seq.done(command.seq as number);
+          this.release();
+        });
     }
   }
 }

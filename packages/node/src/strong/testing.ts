@@ -3,7 +3,7 @@
  * storage (a "disk" per member that survives a restart), real timers with a
  * short Raft tick. Used by this module's tests, not shipped as API.
  */
-import { Emitter, type PeerId, SeededRandom, systemClock, systemScheduler } from '@parley/interface';
+import { Emitter, type PeerId, SeededRandom, systemClock, systemScheduler, type Transport } from '@parley/interface';
 import { createMemoryNetwork, type MemoryNetwork, type MemoryTransport, silentLogger } from '@parley/net';
 import { MemoryKVDisk, MemoryKVStorage, MemoryRaftLogDisk, MemoryRaftLogStorage } from '@parley/storage';
 import type { NodeContext, NodeEvents, NodeLogger } from '../context.js';
@@ -42,7 +42,16 @@ export class MemoryGroup {
     readonly seed = 1,
   ) {}
 
-  async start(id: PeerId, extras: StrongModuleExtras = {}): Promise<TestMember> {
+  /**
+   * Starts member `id` (or a non-member, if it is not a voter). `wrap` may
+   * stand between the module and its transport (to lose answers, say).
+   */
+  async start(
+    id: PeerId,
+    extras: StrongModuleExtras = {},
+    wrap?: (t: MemoryTransport) => Transport,
+    options: StrongOptions = {},
+  ): Promise<TestMember> {
     let disks = this.disks.get(id);
     if (!disks) this.disks.set(id, (disks = { raft: new MemoryRaftLogDisk(), kv: new MemoryKVDisk() }));
     let transport = this.transports.get(id);
@@ -53,7 +62,7 @@ export class MemoryGroup {
     }
     const ctx: NodeContext = {
       peerId: id,
-      transport,
+      transport: wrap ? wrap(transport) : transport,
       clock: systemClock,
       scheduler: systemScheduler,
       random: new SeededRandom(this.seed * 1000 + this.members.size + id.length),
@@ -65,7 +74,7 @@ export class MemoryGroup {
       events: new Emitter<NodeEvents>(),
       dataDir: null,
     };
-    const module = await createStrongModule(ctx, { ...this.options, voters: this.voters }, extras);
+    const module = await createStrongModule(ctx, { ...this.options, ...options, voters: this.voters }, extras);
     const m = { id, transport, module, ctx, raftDisk: disks.raft, kvDisk: disks.kv };
     this.members.set(id, m);
     return m;
