@@ -6,12 +6,12 @@
  */
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { freePort } from '@parley/etcd/testing/ports';
 import { NodeClock } from './clock.js';
 import { EtcdMember } from './etcd-member.js';
 import { call } from './http.js';
 import { ParleyNode } from './parley-node.js';
 import type { Endpoint } from './partition.js';
-import { freePort } from './ports.js';
 import type { ProcessTable } from './procs.js';
 
 export type Backend = 'raft' | 'etcd';
