@@ -124,7 +124,13 @@ const OPS: Record<OperationType, Schema> = {
     limit: ['int', false],
     cursor: ['str', false],
   },
-  delete_namespace: { ...NS, pattern: ['str', false], confirm: ['bool', true] },
+  delete_namespace: {
+    ...NS,
+    pattern: ['str', false],
+    confirm: ['bool', true],
+    after: ['str', false],
+    maxKeys: ['int', false],
+  },
   claim: { ...NSK, value: ['json', true], ttlSeconds: ['int', false] },
   lease_acquire: {
     ...NSK,

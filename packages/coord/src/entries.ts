@@ -219,22 +219,49 @@ export function readList(s: Machine, op: Extract<Operation, { type: 'list' }>, n
   return { type: 'list', items: page.map((m) => view(namespace, m.pos.key, m.entry)), nextCursor };
 }
 
+/**
+ * Deletes the keys matching `pattern`; with `maxKeys`, only the `maxKeys`
+ * smallest (in key order) after `after`, and `resume_after` names the last
+ * of them when more matching keys remain (a caller bounds the work of one
+ * command by repeating from there). The live keys removed, in key order, go
+ * to the apply output (`removedKeys`) for change feeds.
+ */
 export function deleteNamespace(s: Machine, op: Extract<Operation, { type: 'delete_namespace' }>): OpResult {
   const namespace = checkNamespace(s.limits, op.namespace);
   if (op.confirm !== true) throw new InvalidArgumentError('deleteNamespace requires confirm: true');
   const pattern = checkOptionalString('pattern', op.pattern) ?? '*';
   const glob = compileGlob(pattern);
+  const after = op.after === undefined ? undefined : checkKey(s.limits, op.after);
+  const maxKeys =
+    op.maxKeys === undefined ? undefined : checkIntInRange('maxKeys', op.maxKeys, 1, s.limits.maxKeysPerNamespace);
   const map = s.namespaces.get(namespace);
   let deleted = 0;
+  let resumeAfter: string | undefined;
   if (map) {
-    for (const [key, e] of map) {
-      if (!globMatch(glob, key)) continue;
-      if (e.expiresAt > s.nowMs) deleted++;
+    let matched: string[] = [];
+    for (const key of map.keys()) if ((after === undefined || key > after) && globMatch(glob, key)) matched.push(key);
+    // Key order, not the map's insertion order: a replica restored from a snapshot must pick and report the same keys.
+    matched.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    if (maxKeys !== undefined && matched.length > maxKeys) {
+      matched = matched.slice(0, maxKeys);
+      resumeAfter = matched.at(-1);
+    }
+    for (const key of matched) {
+      if ((map.get(key) as StoredEntry).expiresAt > s.nowMs) {
+        deleted++;
+        s.removedKeys.push(key);
+      }
       map.delete(key);
     }
     if (map.size === 0) s.namespaces.delete(namespace);
   }
-  return { type: 'namespace_deleted', deleted_count: deleted, namespace, pattern_used: pattern };
+  return {
+    type: 'namespace_deleted',
+    deleted_count: deleted,
+    namespace,
+    pattern_used: pattern,
+    ...(resumeAfter === undefined ? {} : { resume_after: resumeAfter }),
+  };
 }
 
 export function claim(s: Machine, op: Extract<Operation, { type: 'claim' }>): OpResult {

@@ -117,6 +117,8 @@ export class Machine {
   index = 0;
   term = 0;
   deliveries: Delivery[] = [];
+  /** Live keys the command removed by delete_namespace, in key order. */
+  removedKeys: string[] = [];
 
   constructor(
     readonly limits: Readonly<CoordLimits>,

@@ -116,10 +116,13 @@ export class CoordStateMachine {
     this.s.index = position.index;
     this.s.term = position.term;
     this.s.deliveries = [];
+    this.s.removedKeys = [];
     const result = this.applyCommand(command);
     const deliveries = this.s.deliveries;
+    const removedKeys = this.s.removedKeys;
     this.s.deliveries = [];
-    return { result, deliveries };
+    this.s.removedKeys = [];
+    return removedKeys.length === 0 ? { result, deliveries } : { result, deliveries, removedKeys };
   }
 
   /** The time `advance` would move state-machine time to for a stamp of `nowMs` (unchanged by a read). */

@@ -50,7 +50,16 @@ export type Operation =
       limit?: number;
       cursor?: string;
     }
-  | { type: 'delete_namespace'; namespace: string; pattern?: string; confirm: boolean }
+  | {
+      type: 'delete_namespace';
+      namespace: string;
+      pattern?: string;
+      confirm: boolean;
+      /** Only keys after this one (key order): where the previous bounded command stopped. */
+      after?: string;
+      /** Delete at most this many matching keys (the smallest); the result's `resume_after` says where to go on. */
+      maxKeys?: number;
+    }
   // claims
   | { type: 'claim'; namespace: string; key: string; value: JsonValue; ttlSeconds?: number }
   // leases
@@ -190,7 +199,14 @@ export type OpResult =
   | { type: 'got'; entry: Entry }
   | { type: 'deleted'; namespace: string; key: string }
   | { type: 'list'; items: Entry[]; nextCursor: string | null }
-  | { type: 'namespace_deleted'; deleted_count: number; namespace: string; pattern_used: string }
+  | {
+      type: 'namespace_deleted';
+      deleted_count: number;
+      namespace: string;
+      pattern_used: string;
+      /** With `maxKeys`: the last key deleted, when more matching keys remain after it. */
+      resume_after?: string;
+    }
   | { type: 'claim'; won: boolean; value: JsonValue; version: string; entry: Entry }
   | { type: 'lease'; lease: LeaseView }
   | { type: 'lease_absent' }
@@ -220,6 +236,8 @@ export interface ApplyOutput {
   result: CommandResult;
   /** Results owed to other waiting commands (a queued lock acquire granted or timed out). */
   deliveries: Delivery[];
+  /** The live keys a delete_namespace removed, in key order (for change feeds); absent when none. */
+  removedKeys?: string[];
 }
 
 export interface LogPosition {

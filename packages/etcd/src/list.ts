@@ -16,7 +16,7 @@ import { compileGlob, evalFilter, type FilterNode, globMatch, type Operation, ty
 import { type CursorPosition, decodeCursor, encodeCursor } from '@parley/coord/cursor';
 import { parseFilter } from '@parley/coord/filter';
 import type { Entry, SortBy, SortOrder } from '@parley/coord/types';
-import { checkIntInRange, checkNamespace, checkOptionalString } from '@parley/coord/validate';
+import { checkIntInRange, checkKey, checkNamespace, checkOptionalString } from '@parley/coord/validate';
 import { InvalidArgumentError, NamespaceFullError, UnavailableError } from '@parley/interface';
 import type { ICompare, IKeyValue } from 'etcd3';
 import type { EtcdContext, OpCall } from './context.js';
@@ -252,8 +252,18 @@ export async function deleteNamespace(
   if (op.confirm !== true) throw new InvalidArgumentError('deleteNamespace requires confirm: true');
   const pattern = checkOptionalString('pattern', op.pattern) ?? '*';
   const glob = compileGlob(pattern);
+  const after = op.after === undefined ? undefined : checkKey(ctx.limits, op.after);
+  const maxKeys =
+    op.maxKeys === undefined ? undefined : checkIntInRange('maxKeys', op.maxKeys, 1, ctx.limits.maxKeysPerNamespace);
   const { keys } = await indexNamespace(ctx, namespace, call);
-  const matched = keys.filter((k) => globMatch(glob, k.key));
+  // coord's rule: with maxKeys, the smallest matching keys after `after` (key order), and where to resume.
+  let matched = keys.filter((k) => (after === undefined || k.key > after) && globMatch(glob, k.key));
+  matched.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  let resumeAfter: string | undefined;
+  if (maxKeys !== undefined && matched.length > maxKeys) {
+    matched = matched.slice(0, maxKeys);
+    resumeAfter = matched.at(-1)?.key;
+  }
   let deleted = 0;
   for (let i = 0; i < matched.length; i += DELETE_BATCH) {
     deleted += await deleteBatch(
@@ -262,7 +272,13 @@ export async function deleteNamespace(
       call,
     );
   }
-  return { type: 'namespace_deleted', deleted_count: deleted, namespace, pattern_used: pattern };
+  return {
+    type: 'namespace_deleted',
+    deleted_count: deleted,
+    namespace,
+    pattern_used: pattern,
+    ...(resumeAfter === undefined ? {} : { resume_after: resumeAfter }),
+  };
 }
 
 /**

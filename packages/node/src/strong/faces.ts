@@ -19,7 +19,8 @@ export interface StrongFaces {
 
 export function strongFaces(ctx: NodeContext, backend: StrongBackend): StrongFaces {
   return {
-    strong: (namespace) => new StrongNamespaceImpl(namespace, backend),
+    strong: (namespace) =>
+      new StrongNamespaceImpl(namespace, backend, () => new Promise((resolve) => ctx.scheduler.after(0, resolve))),
     locks: (namespace) => new LocksImpl(namespace, backend, ctx),
     async status() {
       const usage = await backend.usage();

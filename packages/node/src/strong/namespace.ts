@@ -12,7 +12,7 @@ import {
   type OpResult,
   type StrongBackend,
 } from '@parley/coord';
-import { InvalidArgumentError, isParleyError, type Unsubscribe } from '@parley/interface';
+import { InvalidArgumentError, isParleyError, UnavailableError, type Unsubscribe } from '@parley/interface';
 import type {
   ClaimResult,
   FenceToken,
@@ -27,6 +27,11 @@ import type {
   StrongWriteOptions,
 } from '../api.js';
 
+/** Keys one deleteNamespace command deletes at most (the node repeats until none match). */
+export const DELETE_NAMESPACE_CHUNK = 1000;
+/** Commands of one deleteNamespace at most (a key is deleted once, so only concurrent creates reach it). */
+const MAX_DELETE_NAMESPACE_CHUNKS = 1000;
+
 function expect<T extends OpResult['type']>(r: OpResult, type: T): Extract<OpResult, { type: T }> {
   if (r.type !== type) throw new InvalidArgumentError(`expected a '${type}' result, got '${r.type}'`);
   return r as Extract<OpResult, { type: T }>;
@@ -40,6 +45,8 @@ export class StrongNamespaceImpl implements StrongNamespace {
   constructor(
     readonly name: string,
     private readonly calls: StrongBackend,
+    /** Resolves on a later turn of the event loop (between the commands of one deleteNamespace). */
+    private readonly nextTurn: () => Promise<void> = () => new Promise((resolve) => setImmediate(resolve)),
   ) {}
 
   async set(key: string, value: JsonValue, options: StrongWriteOptions = {}): Promise<StrongSetResult> {
@@ -86,6 +93,12 @@ export class StrongNamespaceImpl implements StrongNamespace {
     return { items: r.items, nextCursor: r.nextCursor };
   }
 
+  /**
+   * One command per DELETE_NAMESPACE_CHUNK matching keys (in key order), each
+   * atomic and applied once, a turn of the event loop apart, so no single
+   * stretch holds the loop (and Raft) for a whole namespace; the sequence is
+   * not atomic (docs/guarantees.md).
+   */
   async deleteNamespace(options: {
     confirm: boolean;
     pattern?: string;
@@ -94,10 +107,24 @@ export class StrongNamespaceImpl implements StrongNamespace {
       type: 'delete_namespace',
       namespace: this.name,
       confirm: options.confirm,
+      maxKeys: DELETE_NAMESPACE_CHUNK,
     };
     if (options.pattern !== undefined) op.pattern = options.pattern;
-    const r = expect(await this.calls.write(op), 'namespace_deleted');
-    return { deleted_count: r.deleted_count, namespace: r.namespace, pattern_used: r.pattern_used };
+    let deleted = 0;
+    // Each command starts after the last key of the one before: a key is visited at most once.
+    for (let chunk = 0; chunk < MAX_DELETE_NAMESPACE_CHUNKS; chunk++) {
+      const r = expect(await this.calls.write(op), 'namespace_deleted');
+      deleted += r.deleted_count;
+      if (r.resume_after === undefined)
+        return { deleted_count: deleted, namespace: r.namespace, pattern_used: r.pattern_used };
+      op.after = r.resume_after;
+      // With storage that answers without I/O, the next command could otherwise apply in the same turn.
+      await this.nextTurn();
+    }
+    throw new UnavailableError(
+      `deleteNamespace: writers kept adding matching keys through ${MAX_DELETE_NAMESPACE_CHUNKS} chunks; retry`,
+      { namespace: this.name },
+    );
   }
 
   async claim(key: string, value: JsonValue, options: { ttl?: number } = {}): Promise<ClaimResult> {

@@ -328,7 +328,6 @@ export class StrongReplica {
       }
       // A retry appended again is answered from the session table and changes nothing: it is no change.
       const repeat = command !== undefined && this.sm.isAnswered(command);
-      const removed = command && !repeat ? this.keysRemovedBy(command.op) : [];
       const out = command ? this.sm.apply(command, pos) : this.sm.applyBytes(e.data, pos);
       this.bytesSinceSnapshot += e.data.byteLength;
       this.hooks.onApply?.(e.index, e.term, command, out);
@@ -342,7 +341,7 @@ export class StrongReplica {
             else w.reject(new NotLeaderError(this.leaderHint()));
           }
         }
-        if (!repeat) this.recordChanges(e.index, command.op, out.result, removed);
+        if (!repeat) this.recordChanges(e.index, command.op, out.result, out.removedKeys ?? []);
       }
       for (const d of out.deliveries) this.answer(`${d.clientId}/${d.seq}`, d.result);
     }
@@ -494,21 +493,6 @@ export class StrongReplica {
 
   // ---------------------------------------------------------------- changes
 
-  /** Keys a namespace delete will remove (listed before it applies, for the change feed). */
-  private keysRemovedBy(op: Operation): string[] {
-    if (op.type !== 'delete_namespace' || !op.confirm) return [];
-    const keys: string[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < 20; page++) {
-      const r = this.sm.query({ type: 'list', namespace: op.namespace, limit: 1000, ...(cursor ? { cursor } : {}) });
-      if (!r.ok || r.value.type !== 'list') break;
-      for (const e of r.value.items) keys.push(e.key);
-      if (r.value.nextCursor === null) break;
-      cursor = r.value.nextCursor;
-    }
-    return keys;
-  }
-
   private recordChanges(revision: number, op: Operation, result: CommandResult, removed: string[]): void {
     if (!result.ok) return;
     const v = result.value;
@@ -535,11 +519,9 @@ export class StrongReplica {
         return;
       }
       case 'namespace_deleted': {
+        // The live keys it removed, in key order (coord's apply output).
         if (op.type !== 'delete_namespace') return;
-        for (const key of removed) {
-          const still = this.sm.query({ type: 'get', namespace: op.namespace, key });
-          if (!still.ok) push({ namespace: op.namespace, key, type: 'delete' });
-        }
+        for (const key of removed) push({ namespace: op.namespace, key, type: 'delete' });
         return;
       }
       default:
