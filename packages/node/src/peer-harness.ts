@@ -28,6 +28,13 @@ export function compiledPeerPath(sourcePath: string, dir: string): string {
 }
 
 /**
+ * How long a forked peer may take to report it listens: a node process loads
+ * libp2p, LevelDB and the engines, which takes 13–20 s on a 2-core machine at
+ * load 20 (under 1 s when quiet).
+ */
+export const PEER_START_TIMEOUT_MS = 60_000;
+
+/**
  * Forks `programPath` with `config` and resolves with `make(...)` once the
  * process reports it listens (rejects after `timeoutMs`).
  */

@@ -6,7 +6,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { compiledPeerPath, forkPeer, PeerHarness } from '../peer-harness.js';
+import { compiledPeerPath, forkPeer, PEER_START_TIMEOUT_MS, PeerHarness } from '../peer-harness.js';
 import type { EventualPeerConfig, EventualPeerTask } from './peer.js';
 
 /** The compiled peer program (tests run from src/, the program always from dist/). */
@@ -20,7 +20,7 @@ export class EventualPeer extends PeerHarness<EventualPeerConfig, EventualPeerTa
   }
 
   /** Starts a node process and resolves once it listens (rejects after `timeoutMs`). */
-  static start(config: EventualPeerConfig, timeoutMs = 20_000): Promise<EventualPeer> {
+  static start(config: EventualPeerConfig, timeoutMs = PEER_START_TIMEOUT_MS): Promise<EventualPeer> {
     return forkPeer(
       eventualPeerPath(),
       config,

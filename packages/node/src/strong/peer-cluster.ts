@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { type ErrorCode, ParleyError } from '@parley/interface';
 import type { ClusterStatus } from '../api.js';
-import { compiledPeerPath, forkPeer, PeerHarness } from '../peer-harness.js';
+import { compiledPeerPath, forkPeer, PEER_START_TIMEOUT_MS, PeerHarness } from '../peer-harness.js';
 import type { PeerProcessConfig, PeerTask } from './peer-process.js';
 
 /** The compiled peer program (tests run from src/, the program always from dist/). */
@@ -25,7 +25,7 @@ export class PeerProcess extends PeerHarness<PeerProcessConfig, PeerTask> {
   }
 
   /** Starts a node process and resolves once it listens (rejects after `timeoutMs`). */
-  static start(config: PeerProcessConfig, timeoutMs = 20_000): Promise<PeerProcess> {
+  static start(config: PeerProcessConfig, timeoutMs = PEER_START_TIMEOUT_MS): Promise<PeerProcess> {
     return forkPeer(
       peerProgramPath(),
       config,
