@@ -28,3 +28,4 @@ export {
   ParleySaver,
   type ParleySaverOptions,
 } from './saver.js';
+export { ParleyStore, type ParleyStoreOptions, type StoreTTLConfig } from './store.js';
