@@ -42,11 +42,11 @@ function adapterFor(prefix: string): StrongAdapter {
       const e = await ns.get(key);
       if (e) return e.version;
       // Initialisation only (a plain value entry, as etcd's put): CAS then runs on it.
-      return (await ns.set(key, '0')).entry.version;
+      return (await ns.set(key, '0')).version;
     },
     async cas(key, value, version) {
       try {
-        return (await ns.set(key, value, { ifVersion: version })).entry.version;
+        return (await ns.set(key, value, { ifVersion: version })).version;
       } catch (err) {
         if (isParleyError(err, 'version_mismatch')) return null;
         throw err;

@@ -149,9 +149,9 @@ export async function runFaultWorkload(o: FaultRunOptions): Promise<FaultRunRepo
             key,
             { value },
             () => ns.set(key, value, { ttl: 600 }),
-            (x) => ({ version: x.entry.version }),
+            (x) => ({ version: x.version }),
           );
-          if (out.ok) learn(key, out.value.entry.version);
+          if (out.ok) learn(key, out.value.version);
         } else if (r < 8) {
           const out = await call(
             'entry',
@@ -160,9 +160,9 @@ export async function runFaultWorkload(o: FaultRunOptions): Promise<FaultRunRepo
             key,
             { value, ifVersion },
             () => ns.set(key, value, { ttl: 600, ifVersion }),
-            (x) => ({ version: x.entry.version }),
+            (x) => ({ version: x.version }),
           );
-          if (out.ok) learn(key, out.value.entry.version);
+          if (out.ok) learn(key, out.value.version);
         } else if (r < 9) {
           const out = await call(
             'entry',
@@ -171,9 +171,9 @@ export async function runFaultWorkload(o: FaultRunOptions): Promise<FaultRunRepo
             key,
             { value, ifNotExists: true },
             () => ns.set(key, value, { ttl: 600, ifNotExists: true }),
-            (x) => ({ version: x.entry.version }),
+            (x) => ({ version: x.version }),
           );
-          if (out.ok) learn(key, out.value.entry.version);
+          if (out.ok) learn(key, out.value.version);
         } else if (rng.int(2) === 0) {
           await call(
             'entry',

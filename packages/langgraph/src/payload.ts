@@ -121,7 +121,7 @@ export async function writeEntry(
     await Promise.all(pieces.map((d, i) => w.ns.set(chunkKey(key, ref.h, i), { k: 'x', d }, chunkTtl)));
     value = { ...fields, px: { ...ref } };
   }
-  const { entry } = await w.ns.set(key, value, { ...base, ...cond });
+  const entry = await w.ns.set(key, value, { ...base, ...cond });
   const old = chunkRefOf(options.previous?.value);
   if (old && old.h !== chunkRefOf(entry.value)?.h) await deleteChunks(w, key, old);
   return entry;

@@ -223,7 +223,7 @@ export class ParleySaver extends BaseCheckpointSaver {
     const known = this.lifetimes.expiry(index.name, threadId);
     if (known !== undefined && known >= until) return;
     const value = { k: 't', thread: threadId, ns: threadNamespace(this.namespace, threadId) };
-    const { entry } = await index.set(threadId, value, { ttl: 2 * this.ttlSeconds, ...(fence ? { fence } : {}) });
+    const entry = await index.set(threadId, value, { ttl: 2 * this.ttlSeconds, ...(fence ? { fence } : {}) });
     this.lifetimes.note(index.name, entry);
   }
 

@@ -85,9 +85,15 @@ export interface WatchOptions {
   prefix?: string;
 }
 
+/** Whether a write made the entry (no live entry had the key) or replaced one. */
+export type WriteOperation = 'created' | 'updated';
+
+/** What `eventual(ns).set` answers: the entry as written, with `operation` (as strong `set` and the HTTP API). */
+export type EventualSetResult = EventualEntry & { operation: WriteOperation };
+
 export interface EventualNamespace {
   readonly name: string;
-  set(key: string, value: JsonValue, options?: EventualWriteOptions): Promise<EventualEntry>;
+  set(key: string, value: JsonValue, options?: EventualWriteOptions): Promise<EventualSetResult>;
   get(key: string, options?: EventualReadOptions): Promise<EventualEntry | undefined>;
   /** Resolves true if a live entry was deleted. */
   delete(key: string, options?: EventualWriteOptions): Promise<boolean>;
@@ -148,10 +154,19 @@ export interface StrongWriteOptions {
   timeoutMs?: number;
 }
 
-export interface StrongSetResult {
-  entry: StrongEntry;
-  operation: 'created' | 'updated';
-}
+/**
+ * What `strong(ns).set` answers: the entry as written, with `operation` — the shape of
+ * `eventual(ns).set` and of the HTTP API's answer, so `(await ns.set(k, v)).version` works on both.
+ */
+export type StrongSetResult = StrongEntry & {
+  operation: WriteOperation;
+  /**
+   * @deprecated The result is the entry itself: read its fields directly. This alias of the entry
+   * (without `operation`) is kept for code written against the old `{ entry, operation }` shape; it is
+   * not enumerable, so JSON, spreads and equality checks see only the entry's fields.
+   */
+  readonly entry: StrongEntry;
+};
 
 export interface ClaimResult {
   won: boolean;

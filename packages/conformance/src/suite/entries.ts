@@ -11,13 +11,13 @@ export function entriesSuite(b: BackendUnderTest): void {
       const jobs = (await b.node()).strong('jobs');
       const created = await jobs.set('cfg', { pct: 25 }, { ttl: 600 });
       expect(created.operation).toBe('created');
-      expect(created.entry).toMatchObject({ namespace: 'jobs', key: 'cfg', value: { pct: 25 }, ttlSeconds: 600 });
-      expect((await jobs.get('cfg'))?.version).toBe(created.entry.version);
+      expect(created).toMatchObject({ namespace: 'jobs', key: 'cfg', value: { pct: 25 }, ttlSeconds: 600 });
+      expect((await jobs.get('cfg'))?.version).toBe(created.version);
 
-      const updated = await jobs.set('cfg', { pct: 50 }, { ifVersion: created.entry.version });
+      const updated = await jobs.set('cfg', { pct: 50 }, { ifVersion: created.version });
       expect(updated.operation).toBe('updated');
-      expect(updated.entry.version).not.toBe(created.entry.version);
-      await expect(jobs.set('cfg', { pct: 75 }, { ifVersion: created.entry.version })).rejects.toBeInstanceOf(
+      expect(updated.version).not.toBe(created.version);
+      await expect(jobs.set('cfg', { pct: 75 }, { ifVersion: created.version })).rejects.toBeInstanceOf(
         VersionMismatchError,
       );
       expect((await jobs.get('cfg'))?.value).toEqual({ pct: 50 });
@@ -33,31 +33,48 @@ export function entriesSuite(b: BackendUnderTest): void {
       expect(await jobs.get('other')).toBeUndefined();
     });
 
+    it('set answers the entry itself with operation (the shape of eventual set and of HTTP)', async () => {
+      const ns = (await b.node()).strong('shape');
+      const created = await ns.set('k', { n: 1 }, { ttl: 60 });
+      expect(created.operation).toBe('created');
+      expect((await ns.get('k'))?.version).toBe(created.version);
+      // The same fields as a read, plus operation, and nothing else that JSON or a spread would see.
+      const { operation: _op, ...entry } = created;
+      expect(entry).toEqual(await ns.get('k'));
+      expect(Object.keys(created).sort()).toEqual([...Object.keys(entry), 'operation'].sort());
+      expect(JSON.parse(JSON.stringify(created))).not.toHaveProperty('entry');
+      const again = await ns.set('k', 2, { ifVersion: created.version });
+      expect(again.operation).toBe('updated');
+      // The old shape's field, kept as a hidden alias for code written against it.
+      expect(again.entry).toEqual(await ns.get('k'));
+      expect(again.entry).not.toHaveProperty('operation');
+    });
+
     it('every write returns a fresh version; times and TTL follow the entry', async () => {
       const ns = (await b.node()).strong('fresh');
       const a = await ns.set('k', 1);
-      expect(a.entry.ttlSeconds).toBe(3600);
-      expect(a.entry.kind).toBe('value');
-      expect(a.entry.expiresAt - a.entry.updatedAt).toBe(3_600_000);
-      expect(a.entry.createdAt).toBe(a.entry.updatedAt);
+      expect(a.ttlSeconds).toBe(3600);
+      expect(a.kind).toBe('value');
+      expect(a.expiresAt - a.updatedAt).toBe(3_600_000);
+      expect(a.createdAt).toBe(a.updatedAt);
       const b2 = await ns.set('k', 1);
       expect(b2.operation).toBe('updated');
-      expect(b2.entry.version).not.toBe(a.entry.version);
-      expect(b2.entry.createdAt).toBe(a.entry.createdAt);
-      expect(b2.entry.updatedAt).toBeGreaterThanOrEqual(a.entry.updatedAt);
+      expect(b2.version).not.toBe(a.version);
+      expect(b2.createdAt).toBe(a.createdAt);
+      expect(b2.updatedAt).toBeGreaterThanOrEqual(a.updatedAt);
       // A deleted and recreated key gets a version it never had.
       await ns.delete('k');
       const c = await ns.set('k', 1);
       expect(c.operation).toBe('created');
-      expect([a.entry.version, b2.entry.version]).not.toContain(c.entry.version);
+      expect([a.version, b2.version]).not.toContain(c.version);
       // Versions are opaque strings a client hands back, never parsed.
-      expect(typeof c.entry.version).toBe('string');
-      expect(c.entry.version.length).toBeGreaterThan(0);
+      expect(typeof c.version).toBe('string');
+      expect(c.version.length).toBeGreaterThan(0);
     });
 
     it('conditional deletes and writes on an absent key', async () => {
       const ns = (await b.node()).strong('cond');
-      const { entry } = await ns.set('k', 'v');
+      const entry = await ns.set('k', 'v');
       await expect(ns.delete('k', { ifVersion: `${entry.version}x` })).rejects.toSatisfy(code('version_mismatch'));
       expect((await ns.get('k'))?.value).toBe('v');
       expect(await ns.delete('k', { ifVersion: entry.version })).toBe(true);
@@ -73,10 +90,10 @@ export function entriesSuite(b: BackendUnderTest): void {
       const ns = (await b.node()).strong('vm');
       const first = await ns.set('k', 1);
       const second = await ns.set('k', 2);
-      const err = await ns.set('k', 3, { ifVersion: first.entry.version }).catch((e: unknown) => e);
+      const err = await ns.set('k', 3, { ifVersion: first.version }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(VersionMismatchError);
-      expect((err as Error).message).toContain(first.entry.version);
-      expect((err as Error).message).toContain(second.entry.version);
+      expect((err as Error).message).toContain(first.version);
+      expect((err as Error).message).toContain(second.version);
     });
 
     it('claims have one winner and tell losers the winner', async () => {

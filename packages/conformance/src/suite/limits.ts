@@ -17,7 +17,7 @@ export function limitsSuite(b: BackendUnderTest): void {
       expect(await ns.get('k')).toBeUndefined();
       expect((await ns.list()).items).toEqual([]);
       const max = await ns.set('max', 1, { ttl: 30 * 86_400 });
-      expect(max.entry.ttlSeconds).toBe(30 * 86_400);
+      expect(max.ttlSeconds).toBe(30 * 86_400);
     });
 
     it('a value of exactly the limit is taken; one byte more is value_too_large', async () => {

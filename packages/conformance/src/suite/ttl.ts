@@ -33,19 +33,19 @@ export function ttlSuite(b: BackendUnderTest): void {
       const ns = node.strong('ttl');
       const short = await ns.set('short', 'soon gone', { ttl: 10 });
       await ns.set('long', 'stays', { ttl: 100 });
-      expect(short.entry.expiresAt - short.entry.updatedAt).toBe(10_000);
+      expect(short.expiresAt - short.updatedAt).toBe(10_000);
       await passTime(node, clock, 5_000);
       expect((await ns.get('short'))?.value).toBe('soon gone');
       await passTime(node, clock, 6_000);
       expect(await ns.get('short')).toBeUndefined();
       expect((await ns.list()).items.map((e) => e.key)).toEqual(['long']);
-      await expect(ns.set('short', 'x', { ifVersion: short.entry.version })).rejects.toSatisfy(
+      await expect(ns.set('short', 'x', { ifVersion: short.version })).rejects.toSatisfy(
         code('version_mismatch'),
       );
       expect(await ns.delete('short')).toBe(false);
       const again = await ns.set('short', 'back', { ifNotExists: true });
       expect(again.operation).toBe('created');
-      expect(again.entry.version).not.toBe(short.entry.version);
+      expect(again.version).not.toBe(short.version);
     });
 
     it('a rewrite restarts the TTL', async () => {

@@ -24,6 +24,7 @@ import type {
   EphemeralChannel,
   EventualChange,
   EventualEntry,
+  EventualSetResult,
   EventualNamespace,
   EventualReadOptions,
   EventualWriteOptions,
@@ -304,14 +305,15 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
     return options?.ttl === undefined ? {} : { ttlSeconds: options.ttl };
   }
 
-  async set(key: string, value: JsonValue, options?: EventualWriteOptions): Promise<EventualEntry> {
-    let entry: EventualEntry | undefined;
+  async set(key: string, value: JsonValue, options?: EventualWriteOptions): Promise<EventualSetResult> {
+    let entry: EventualSetResult | undefined;
     await this.write(key, options, (r, now) => {
+      const operation = r.get(key, now) === undefined ? 'created' : 'updated';
       const d = r.set(key, value, now, this.ttlOf(options));
-      entry = toEventualEntry(this.name, key, r.get(key, now) as Entry);
+      entry = { ...toEventualEntry(this.name, key, r.get(key, now) as Entry), operation };
       return d;
     });
-    return entry as EventualEntry;
+    return entry as EventualSetResult;
   }
 
   async increment(key: string, by = 1, options?: EventualWriteOptions): Promise<EventualEntry> {

@@ -52,7 +52,7 @@ describe.skipIf(!bin)('createNode({ strong: { etcd } })', () => {
     // A watch "from now on" starts after the newest revision b was told of: let b hear one first.
     expect(await b.strong('jobs').get('cfg')).toBeUndefined();
     const stop = b.strong('jobs').watch({}, (c) => seen.push(c));
-    const { entry } = await a.strong('jobs').set('cfg', { pct: 25 });
+    const entry = await a.strong('jobs').set('cfg', { pct: 25 });
     expect((await b.strong('jobs').get('cfg'))?.version).toBe(entry.version);
     await expect(b.strong('jobs').set('cfg', { pct: 1 }, { ifNotExists: true })).rejects.toMatchObject({
       code: 'key_already_exists',

@@ -34,11 +34,11 @@ describe('strong module, a group of three', () => {
     const follower = [...g.members.values()].find((m) => m.id !== leader?.id && VOTERS.includes(m.id));
     expect(leader && follower).toBeTruthy();
     const a = await follower?.module.strong('ns').set('k', 1);
-    const b = await outsider.module.strong('ns').set('k', 2, { ifVersion: a?.entry.version });
+    const b = await outsider.module.strong('ns').set('k', 2, { ifVersion: a?.version });
     expect(b.operation).toBe('updated');
     expect((await leader?.module.strong('ns').get('k'))?.value).toBe(2);
-    expect((await follower?.module.strong('ns').get('k'))?.version).toBe(b.entry.version);
-    expect((await outsider.module.strong('ns').get('k'))?.version).toBe(b.entry.version);
+    expect((await follower?.module.strong('ns').get('k'))?.version).toBe(b.version);
+    expect((await outsider.module.strong('ns').get('k'))?.version).toBe(b.version);
     const lock = await outsider.module.locks('l').acquire('x', { owner: 'o', ttl: 10 });
     await expect(follower?.module.locks('l').acquire('x', { owner: 'p' })).rejects.toSatisfy((e) =>
       isParleyError(e, 'lock_held'),
@@ -78,8 +78,8 @@ describe('strong module, a group of three', () => {
     const f = [...g.members.values()].find((m) => m.id !== l?.id);
     expect(l?.module.options.leaseReads).toBe(true);
     const w = await f?.module.strong('lr').set('k', 1);
-    expect((await f?.module.strong('lr').get('k'))?.version).toBe(w?.entry.version);
-    expect((await l?.module.strong('lr').get('k'))?.version).toBe(w?.entry.version);
+    expect((await f?.module.strong('lr').get('k'))?.version).toBe(w?.version);
+    expect((await l?.module.strong('lr').get('k'))?.version).toBe(w?.version);
   });
 
   it('a write retried across a leader crash is applied once, and every acknowledged write survives', async () => {

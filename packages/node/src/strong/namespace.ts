@@ -25,6 +25,7 @@ import type {
   StrongSetResult,
   StrongWatchOptions,
   StrongWriteOptions,
+  WriteOperation,
 } from '../api.js';
 
 /** Keys one deleteNamespace command deletes at most (the node repeats until none match). */
@@ -35,6 +36,13 @@ const MAX_DELETE_NAMESPACE_CHUNKS = 1000;
 function expect<T extends OpResult['type']>(r: OpResult, type: T): Extract<OpResult, { type: T }> {
   if (r.type !== type) throw new InvalidArgumentError(`expected a '${type}' result, got '${r.type}'`);
   return r as Extract<OpResult, { type: T }>;
+}
+
+/** The entry with its `operation` (and the deprecated, non-enumerable `entry` alias of the old shape). */
+function setResult(entry: StrongEntry, operation: WriteOperation): StrongSetResult {
+  const result = { ...entry, operation } as StrongSetResult;
+  Object.defineProperty(result, 'entry', { value: entry, enumerable: false, writable: false, configurable: true });
+  return result;
 }
 
 function fenceRef(f: FenceToken): { namespace: string; key: string; token: number } {
@@ -56,7 +64,7 @@ export class StrongNamespaceImpl implements StrongNamespace {
     if (options.ifNotExists !== undefined) op.ifNotExists = options.ifNotExists;
     if (options.fence !== undefined) op.fence = fenceRef(options.fence);
     const r = expect(await this.calls.write(op, { timeoutMs: options.timeoutMs }), 'entry');
-    return { entry: r.entry, operation: r.operation };
+    return setResult(r.entry, r.operation);
   }
 
   async get(key: string): Promise<StrongEntry | undefined> {
@@ -170,8 +178,8 @@ export class StrongNamespaceImpl implements StrongNamespace {
               ...condition,
               ...(options.ttl !== undefined ? { ttl: options.ttl } : {}),
             });
-            written = r.entry;
-            return { version: r.entry.version };
+            written = r;
+            return { version: r.version };
           },
           delete: async (k) => {
             await this.delete(k);

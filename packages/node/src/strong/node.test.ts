@@ -27,7 +27,7 @@ describe('strong namespaces through createNode (libp2p, LevelDB)', () => {
     const node = await createNode({ dataDir, logger: silentNodeLogger });
     nodes.push(node);
     const jobs = node.strong('jobs');
-    const { entry } = await jobs.set('cfg', { pct: 25 });
+    const entry = await jobs.set('cfg', { pct: 25 });
     await jobs.set('cfg', { pct: 50 }, { ifVersion: entry.version });
     const lock = await node.locks('deploy').acquire('rollout', { owner: 'w1', ttl: 30 });
     await jobs.set('fenced', 1, { fence: lock });
@@ -76,8 +76,8 @@ describe('strong namespaces through createNode (libp2p, LevelDB)', () => {
     expect(outsider.peerId).toBe(ids[3]);
     await eventually(async () => (await a.cluster.status()).leader !== null, 15_000);
     const w = await outsider.strong('ns').set('k', 1);
-    const r = await b.strong('ns').set('k', 2, { ifVersion: w.entry.version });
-    expect((await c.strong('ns').get('k'))?.version).toBe(r.entry.version);
+    const r = await b.strong('ns').set('k', 2, { ifVersion: w.version });
+    expect((await c.strong('ns').get('k'))?.version).toBe(r.version);
     expect((await outsider.strong('ns').get('k'))?.value).toBe(2);
     const st = await a.cluster.status();
     expect(st.voters).toEqual([...voters].sort());

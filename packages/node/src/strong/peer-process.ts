@@ -108,11 +108,11 @@ async function main(): Promise<void> {
         let conflicts = 0;
         const client = async (c: number) => {
           const key = `cas${c}`;
-          let version = (await ns.set(key, 0)).entry.version;
+          let version = (await ns.set(key, 0)).version;
           let n = 0;
           while (performance.now() < end) {
             try {
-              version = (await ns.set(key, ++n, { ifVersion: version })).entry.version;
+              version = (await ns.set(key, ++n, { ifVersion: version })).version;
               swaps++;
             } catch (err) {
               if (!isParleyError(err, 'version_mismatch')) throw err;

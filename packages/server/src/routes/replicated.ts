@@ -54,11 +54,10 @@ export function registerReplicatedRoutes(app: FastifyInstance, deps: RouteDeps):
     async (request, reply) => {
       const { ns, key } = request.params as NsKey;
       const body = request.body as { value: JsonValue; ttl_seconds?: number; consistency?: Consistency };
-      const namespace = node.eventual(ns);
-      const before = await namespace.get(key);
-      const entry = await namespace.set(key, body.value, { ttl: body.ttl_seconds, consistency: body.consistency });
-      const operation = before === undefined ? 'created' : 'updated';
-      return sendOk(reply, operation === 'created' ? 201 : 200, wireEntry(entry, operation));
+      const entry = await node
+        .eventual(ns)
+        .set(key, body.value, { ttl: body.ttl_seconds, consistency: body.consistency });
+      return sendOk(reply, entry.operation === 'created' ? 201 : 200, wireEntry(entry, entry.operation));
     },
   );
 

@@ -77,7 +77,7 @@ export function registerStateRoutes(app: FastifyInstance, { node, ...deps }: Rou
         fence: fenceOf(params, body.fence),
       });
       const status = result.operation === 'created' ? 201 : 200;
-      return sendOk(reply, status, wireEntry(result.entry, result.operation));
+      return sendOk(reply, status, wireEntry(result, result.operation));
     },
   );
 

@@ -153,9 +153,9 @@ export function startNodeStrongWorkload(
     const value = ++valueCounter;
     const known = c.versions.get(key);
     const kind = rng.int(6);
-    const ack = (o: { ok: true; value: { entry: { version: string } } } | { ok: false; code: string }) => {
+    const ack = (o: { ok: true; value: { version: string } } | { ok: false; code: string }) => {
       if (!o.ok) return;
-      const v = o.value.entry.version;
+      const v = o.value.version;
       c.versions.set(key, v);
       const index = versionIndex.get(v);
       if (index !== undefined) acked.push({ key, version: v, index });
@@ -183,7 +183,7 @@ export function startNodeStrongWorkload(
         key,
         { value },
         () => ns.set(key, value),
-        (r) => ({ version: r.entry.version }),
+        (r) => ({ version: r.version }),
         {},
         ack,
       );
@@ -195,7 +195,7 @@ export function startNodeStrongWorkload(
         key,
         { value, ifVersion: known },
         () => ns.set(key, value, { ifVersion: known }),
-        (r) => ({ version: r.entry.version }),
+        (r) => ({ version: r.version }),
         { version_mismatch: 'version_mismatch', key_not_found: 'version_mismatch' },
         ack,
       );
@@ -207,7 +207,7 @@ export function startNodeStrongWorkload(
         key,
         { value, ifNotExists: true },
         () => ns.set(key, value, { ifNotExists: true }),
-        (r) => ({ version: r.entry.version }),
+        (r) => ({ version: r.version }),
         { key_already_exists: 'key_already_exists' },
         ack,
       );

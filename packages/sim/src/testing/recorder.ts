@@ -256,7 +256,7 @@ export class Recorder {
           k,
           input,
           g(() => inner.set(key, value, options)),
-          (r) => ({ version: r.entry.version }),
+          (r) => ({ version: r.version }),
           observed,
         );
       },
