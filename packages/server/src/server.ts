@@ -150,7 +150,8 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
   registerCoordinationRoutes(app, deps);
   registerReplicatedRoutes(app, deps);
   registerOpsRoutes(app, deps);
-  if (options.yjs !== false) attachYjsDoor(app, { ...options, allowedHosts, onUnexpectedError }, options.yjs);
+  if (options.yjs !== false)
+    attachYjsDoor(app, { ...options, allowedHosts, onUnexpectedError, registry: metrics.registry }, options.yjs);
 
   app.addHook('preClose', async () => {
     for (const stream of [...streams]) stream.close();

@@ -136,6 +136,10 @@ describe('y-websocket bounds', () => {
     const b = raw(`${url}/ns/k`);
     await Promise.all([a.opened, b.opened]);
     expect(await raw(`${url}/ns/k`).refused).toBe(503);
+    const metrics = await (await fetch(`${url.replace('ws:', 'http:').slice(0, -'/yjs'.length)}/metrics`)).text();
+    expect(metrics).toContain('parley_yjs_connections 2');
+    expect(metrics).toContain('parley_yjs_rooms 1');
+    expect(metrics).toContain('parley_yjs_refusals_total{reason="too_many_connections"} 1');
     a.ws.close();
     await a.closed;
     const d = raw(`${url}/ns/k`);

@@ -23,10 +23,12 @@ import type { Duplex } from 'node:stream';
 import { isParleyError } from '@parley/interface';
 import type { ParleyNode } from '@parley/node';
 import type { FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { bearerChecker, rebindingGuard } from '../auth.js';
 import { HttpError, toErrorEnvelope } from '../errors.js';
 import { CLOSE, Connection } from './connection.js';
+import { doorMetrics } from './metrics.js';
 import { type ResolvedYjsDoorOptions, resolveYjsDoorOptions, type YjsDoorOptions } from './options.js';
 import { encodePermissionDenied, KEEPALIVE_MESSAGE } from './protocol.js';
 import { Room, type RoomContext } from './room.js';
@@ -40,6 +42,8 @@ export interface YjsDoorDeps {
   /** Without a token, host names accepted besides loopback ones (the HTTP server's `allowedHosts`). */
   allowedHosts?: readonly string[];
   onUnexpectedError(err: unknown, where: string): void;
+  /** The server's Prometheus registry, for the door's series (metrics.ts). */
+  registry?: Registry;
 }
 
 /** A snapshot of the door's load and of what it refused. */
@@ -65,6 +69,7 @@ export class YjsDoor {
   private readonly checkHost: ((host: string | undefined, origin: string | undefined) => void) | undefined;
   private readonly timer: NodeJS.Timeout;
   private readonly ctx: RoomContext;
+  private readonly countMetric: ((reason: string) => void) | undefined;
   private closing = false;
 
   constructor(
@@ -82,6 +87,13 @@ export class YjsDoor {
       clientTracking: false,
       handleProtocols: (offered) => selectSubprotocol(offered),
     });
+    this.countMetric =
+      deps.registry &&
+      doorMetrics(deps.registry, {
+        connections: () => this.sockets.size,
+        rooms: () => this.rooms.size,
+        awarenessStates: () => this.stats().awarenessStates,
+      });
     this.ctx = {
       node: deps.node,
       options: this.options,
@@ -224,6 +236,7 @@ export class YjsDoor {
 
   private count(reason: string): void {
     this.counts[reason] = (this.counts[reason] ?? 0) + 1;
+    this.countMetric?.(reason);
   }
 
   /** Closes every connection (1001: the provider reconnects to wherever the server comes back). */

@@ -202,3 +202,59 @@ describe('y-websocket messages', () => {
     expect(writer.provider.wsconnected).toBe(true);
   });
 });
+
+describe('y-websocket rooms that are still opening', () => {
+  it('connections that arrive while the document loads get what the others sent meanwhile', async () => {
+    const c = memoryCluster();
+    const real = await c.start('a');
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    // The node, with its document opens held at a gate (the door calls eventual(ns).yjs/ephemeral only).
+    const gated = {
+      ...real,
+      eventual: (ns: string) => {
+        const inner = real.eventual(ns);
+        return {
+          name: inner.name,
+          yjs: async (key: string) => {
+            await gate;
+            return inner.yjs(key);
+          },
+          ephemeral: (channel: string) => inner.ephemeral(channel),
+        };
+      },
+    } as unknown as ParleyNode;
+    const server = await createServer({ node: gated, port: 0, defaultMetrics: false });
+    const url = `${(await server.listen()).replace('http:', 'ws:')}/yjs`;
+    cleanups.push(async () => {
+      await server.close();
+      await real.close();
+    });
+    const [a, b] = [raw(`${url}/ns/k`), raw(`${url}/ns/k`)];
+    await Promise.all([a.opened, b.opened]);
+    const presence = [1, 2].map(() => new awarenessProtocol.Awareness(new Y.Doc()));
+    const edits = ['from a', 'from b'].map((text) => {
+      const d = new Y.Doc();
+      d.getText('t').insert(0, text);
+      return Y.encodeStateAsUpdate(d);
+    });
+    for (const [i, conn] of [a, b].entries()) {
+      const p = presence[i] as awarenessProtocol.Awareness;
+      p.setLocalState({ user: { name: `user ${i}` } });
+      conn.ws.send(awarenessMessage(awarenessProtocol.encodeAwarenessUpdate(p, [p.clientID])));
+      conn.ws.send(updateMessage(edits[i] as Uint8Array));
+    }
+    await new Promise((r) => setTimeout(r, 50)); // both queued while the document is held
+    expect(a.received).toEqual([]);
+    release();
+    const saw = (conn: typeof a, id: number) => () =>
+      conn.received.some((m) => m[0] === 1 && (awarenessOf(m) as Record<number, unknown>)[id] !== undefined);
+    await until("a sees b's presence", saw(a, (presence[1] as awarenessProtocol.Awareness).clientID));
+    await until("b sees a's presence", saw(b, (presence[0] as awarenessProtocol.Awareness).clientID));
+    const updates = (conn: typeof a) => conn.received.filter((m) => m[0] === 0 && m[1] === 2).length;
+    await until("a gets b's edit and b gets a's", () => updates(a) >= 1 && updates(b) >= 1);
+    for (const p of presence) p.destroy();
+  });
+});

@@ -74,11 +74,12 @@ export class Room {
     this.channel = ns.ephemeral(awarenessChannel(this.key));
     this.offChannel = this.channel.subscribe((from, message) => this.onRelay(from, message));
     this.publish([encodeRelay({ op: RELAY_QUERY, key: this.key })]);
-    for (const [conn, messages] of this.pending) {
-      this.greet(conn);
-      for (const m of messages) this.receive(conn, m);
-    }
+    // Every waiting connection is live before any queued message is handled: what one of them
+    // sent while the document loaded must reach the others too.
+    const waiting = [...this.pending];
     this.pending.clear();
+    for (const [conn] of waiting) this.greet(conn);
+    for (const [conn, messages] of waiting) for (const m of messages) this.receive(conn, m);
   }
 
   get isOpen(): boolean {
