@@ -39,9 +39,7 @@ export function ttlSuite(b: BackendUnderTest): void {
       await passTime(node, clock, 6_000);
       expect(await ns.get('short')).toBeUndefined();
       expect((await ns.list()).items.map((e) => e.key)).toEqual(['long']);
-      await expect(ns.set('short', 'x', { ifVersion: short.version })).rejects.toSatisfy(
-        code('version_mismatch'),
-      );
+      await expect(ns.set('short', 'x', { ifVersion: short.version })).rejects.toSatisfy(code('version_mismatch'));
       expect(await ns.delete('short')).toBe(false);
       const again = await ns.set('short', 'back', { ifNotExists: true });
       expect(again.operation).toBe('created');
