@@ -430,11 +430,16 @@ describe('watch (server-sent events)', () => {
       ['set', 'b'],
       ['delete', 'a'],
     ]);
-    const revisions = events.map((e) => Number(e.id));
+    // An id names one change: `revision:offset` (its place among the revision's changes).
+    expect(events.map((e) => e.id)).toEqual(events.map((e) => `${e.data.revision}:0`));
+    const revisions = events.map((e) => Number(e.data.revision));
     expect(revisions[0]).toBeLessThan(revisions[1]!);
-    const resumed = await (await collect(`${state('w')}?watch=true`, 1, { 'last-event-id': String(revisions[1]) }))
-      .events;
+    const resumed = await (await collect(`${state('w')}?watch=true`, 1, { 'last-event-id': events[1]!.id! })).events;
     expect(resumed.map((e) => [e.event, e.data.key])).toEqual([['delete', 'a']]);
+    // A plain revision (the ids of older servers) resumes after the whole revision.
+    const byRevision = await (await collect(`${state('w')}?watch=true`, 1, { 'last-event-id': String(revisions[1]) }))
+      .events;
+    expect(byRevision.map((e) => [e.event, e.data.key])).toEqual([['delete', 'a']]);
   });
 
   it('replicated: local changes with their origin', async () => {

@@ -34,13 +34,17 @@ export class ApiClient {
   }
 
   /** Opens a server-sent-event stream; failures before the stream opens are ApiErrors. */
-  async stream(path: string, query: Record<string, string | number | undefined>): Promise<Response> {
+  async stream(
+    path: string,
+    query: Record<string, string | number | undefined>,
+    headers: Record<string, string> = {},
+  ): Promise<Response> {
     const url = new URL(this.base + path);
     for (const [name, value] of Object.entries(query))
       if (value !== undefined) url.searchParams.set(name, String(value));
     let response: Response;
     try {
-      response = await fetch(url, { headers: { ...this.authHeader(), accept: 'text/event-stream' } });
+      response = await fetch(url, { headers: { ...headers, ...this.authHeader(), accept: 'text/event-stream' } });
     } catch (err) {
       throw this.unreachable(err);
     }

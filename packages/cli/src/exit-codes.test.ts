@@ -11,7 +11,7 @@ describe('exit codes', () => {
       else if (['storage_full', 'storage_unwritable', 'storage_failed'].includes(code)) {
         expect(exit, code).toBe(EXIT.storage);
       } else if (status === 409) expect(exit, code).toBe(EXIT.conflict);
-      else if (status === 404) expect(exit, code).toBe(EXIT.notFound);
+      else if (status === 404 || status === 410) expect(exit, code).toBe(EXIT.notFound);
       else if (status === 401) expect(exit, code).toBe(EXIT.unauthorized);
       else if (status === 400 || status === 413) expect(exit, code).toBe(EXIT.usage);
       else expect(exit, code).toBe(EXIT.failure);

@@ -8,7 +8,7 @@ export const EXIT = {
   failure: 1,
   /** The request was wrong: bad flags, bad JSON, invalid argument, value too large. */
   usage: 2,
-  /** The key (or route) does not exist, or has expired. */
+  /** The key (or route) does not exist, or has expired; or a watch's resume point is no longer kept (`compacted`). */
   notFound: 3,
   /** A conditional write or a lock lost a race: version mismatch, key exists, lock held, lease lost, stale fence, namespace full. */
   conflict: 4,
@@ -29,6 +29,7 @@ const BY_CODE: Record<string, number> = {
   clock_drift: EXIT.usage,
   key_not_found: EXIT.notFound,
   not_found: EXIT.notFound,
+  compacted: EXIT.notFound,
   key_already_exists: EXIT.conflict,
   version_mismatch: EXIT.conflict,
   lock_held: EXIT.conflict,

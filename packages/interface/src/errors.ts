@@ -23,7 +23,8 @@ export const ERROR_STATUS = {
   unavailable: 503,
   timeout: 504,
   outcome_unknown: 504,
-  compacted: 500,
+  /** A watch's resume point is no longer kept (HTTP 410 Gone): watch again, then list. */
+  compacted: 410,
   log_unavailable: 500,
   storage_corrupt: 500,
   storage_full: 507,

@@ -208,6 +208,7 @@ export interface StrongNamespace {
   watch(options: StrongWatchOptions, callback: (change: StrongChange) => void): Unsubscribe;
 }
 
+/** Options of `strong(ns).watch`: which changes, where to resume, and how the watch says it ended. */
 export interface StrongWatchOptions extends WatchOptions {
   /** Replay every kept change after this revision first (throws `compacted` when they are no longer kept). */
   fromRevision?: number;

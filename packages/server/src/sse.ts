@@ -2,7 +2,9 @@
  * Server-sent events for watches. Bounded: a slow reader whose unsent bytes
  * pass `maxBufferedBytes` is disconnected (it resumes from its last event id);
  * the number of open streams is capped by the server; a comment line keeps
- * idle connections alive through proxies.
+ * idle connections alive through proxies. A stream the server ends says why
+ * in a last `error` event, `{error, msg}`: `unavailable` (cut: resume from
+ * the last id) or `compacted` (the changes after it are gone: do not resume).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
@@ -60,11 +62,18 @@ export class SseStream {
     this.write(`${head}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   }
 
+  /** Sends a last `error` event (past the buffer bound: it is small) and closes the stream. */
+  end(error: string, msg: string): void {
+    if (this.closed) return;
+    this.reply.raw.write(`event: error\ndata: ${JSON.stringify({ error, msg })}\n\n`);
+    this.close();
+  }
+
   private write(text: string): void {
     if (this.closed) return;
     if (this.reply.raw.writableLength > this.limits.maxBufferedBytes) {
       // The reader is not keeping up: drop it rather than buffer without bound.
-      this.close();
+      this.end('unavailable', `this reader fell ${this.limits.maxBufferedBytes} bytes behind: resume from the last id`);
       return;
     }
     this.reply.raw.write(text);

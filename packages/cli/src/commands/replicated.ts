@@ -94,7 +94,9 @@ export function replicatedCommands(program: Command): void {
 
   rep
     .command('watch')
-    .description('print every change (local and remote) as one JSON line')
+    .description(
+      'print every change (local and remote) as one JSON line; a cut stream exits 6 (list, then watch again)',
+    )
     .requiredOption('-n, --namespace <ns>', 'namespace')
     .option('--prefix <prefix>', 'only keys starting with this')
     .action(async (opts, command: Command) => {

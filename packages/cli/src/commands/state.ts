@@ -1,6 +1,6 @@
 /** `parley distributed-state set|get|delete|list|delete-namespace|watch`: strong entries (seed 000). */
 import type { Command } from 'commander';
-import { path } from '../client.js';
+import { path, UsageError } from '../client.js';
 import { confirmOrRefuse } from '../confirm.js';
 import { ctxOf, parseInteger, parseJson } from '../context.js';
 import { entryRows, fields, print } from '../output.js';
@@ -119,22 +119,24 @@ export function stateCommands(program: Command): void {
 
   state
     .command('watch')
-    .description('print every change of a namespace as it commits (one JSON line each)')
+    .description(
+      'print every change of a namespace as it commits (one JSON line each); a cut stream resumes after its last id',
+    )
     .requiredOption('-n, --namespace <ns>', 'namespace')
     .option('--prefix <prefix>', 'only keys starting with this')
-    .option('--from-revision <n>', 'resume after this revision')
+    .option('--from-revision <n>', 'resume after this revision, or after an event id (42:3) a watch printed')
     .action(async (opts, command: Command) => {
       const { client, out } = ctxOf(command);
+      const after = opts.fromRevision as string | undefined;
+      if (after !== undefined && !/^\d{1,16}(:\d{1,9})?$/.test(after)) {
+        throw new UsageError('--from-revision must be a revision (42) or an event id (42:3)');
+      }
       await streamEvents(
         client,
         `${BASE}${path(opts.namespace)}`,
-        {
-          watch: 'true',
-          prefix: opts.prefix as string | undefined,
-          from_revision:
-            opts.fromRevision === undefined ? undefined : parseInteger('--from-revision', opts.fromRevision),
-        },
+        { watch: 'true', prefix: opts.prefix as string | undefined },
         out,
+        { resume: true, ...(after !== undefined ? { after } : {}), note: (text) => out.stderr(text) },
       );
     });
 }

@@ -1,7 +1,7 @@
 /**
  * Watches on strong namespaces. A watcher keeps its point in the sequence of
  * matching changes — every change through revision `after`, and the first
- * `seen` changes of revision `after + 1` (a deleteNamespace puts thousands of
+ * `seen` changes of revision `after + 1` (a deleteNamespace puts up to 1,000
  * changes at one revision) — and follows it from one of two sources:
  *
  * - local: on a member of the group, its own applied changes, in log order,

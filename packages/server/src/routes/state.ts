@@ -2,9 +2,9 @@
  * Strong state (Raft): /api/v1/distributed-state/{ns}/{key} and the
  * namespace routes of seed 000 (list, watch, delete-namespace).
  */
-import { isParleyError, KeyNotFoundError, type Unsubscribe } from '@parley/interface';
-import type { FenceToken, JsonValue, StrongChange } from '@parley/node';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { KeyNotFoundError } from '@parley/interface';
+import type { FenceToken, JsonValue } from '@parley/node';
+import type { FastifyInstance } from 'fastify';
 import { sendOk } from '../envelope.js';
 import { HttpError } from '../errors.js';
 import {
@@ -12,6 +12,7 @@ import {
   deleteNamespaceQuery,
   entryPageResponse,
   entrySchema,
+  errorEnvelope,
   listQuery,
   nsKeyParams,
   nsParams,
@@ -20,9 +21,9 @@ import {
   stateSetBody,
 } from '../schemas.js';
 import { wireEntry } from '../wire.js';
-import { checkWatchQuery, intInRange, type ListQueryText, listQueryOf } from './query.js';
+import { intInRange, type ListQueryText, listQueryOf } from './query.js';
 import type { RouteDeps } from './types.js';
-import { openWatch } from './watch.js';
+import { watchStrong } from './watch.js';
 
 const BASE = '/api/v1/distributed-state';
 const tags = ['distributed-state'];
@@ -153,6 +154,7 @@ export function registerStateRoutes(app: FastifyInstance, { node, ...deps }: Rou
         response: {
           200: entryPageResponse(),
           ...commonErrors,
+          410: errorEnvelope,
         },
       },
     },
@@ -203,54 +205,4 @@ export function registerStateRoutes(app: FastifyInstance, { node, ...deps }: Rou
       return sendOk(reply, 200, result);
     },
   );
-}
-
-function watchStrong(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  ns: string,
-  query: ListQueryText,
-  deps: RouteDeps,
-): FastifyReply | undefined {
-  checkWatchQuery(query);
-  const lastEventId = request.headers['last-event-id'];
-  const resume =
-    query.from_revision ?? (typeof lastEventId === 'string' && lastEventId !== '' ? lastEventId : undefined);
-  const fromRevision =
-    resume === undefined ? undefined : intInRange('from_revision', resume, 0, Number.MAX_SAFE_INTEGER);
-  return openWatch(request, reply, deps, (emit) =>
-    watchOrExplain(deps, ns, { prefix: query.prefix, fromRevision }, (change: StrongChange) => {
-      emit(
-        change.type,
-        {
-          namespace: change.namespace,
-          key: change.key,
-          type: change.type,
-          revision: change.revision,
-          entry: change.entry === undefined ? null : wireEntry(change.entry),
-        },
-        change.revision,
-      );
-    }),
-  );
-}
-
-/** A resume point older than the node's kept history is the caller's to fix (re-list, then watch): 400, not 500. */
-function watchOrExplain(
-  deps: RouteDeps,
-  ns: string,
-  options: { prefix?: string; fromRevision?: number },
-  callback: (change: StrongChange) => void,
-): Unsubscribe {
-  try {
-    return deps.node.strong(ns).watch(options, callback);
-  } catch (err) {
-    if (isParleyError(err, 'compacted')) {
-      throw new HttpError(
-        'invalid_argument',
-        `changes after revision ${options.fromRevision} are no longer kept: list the namespace, then watch without a resume point`,
-      );
-    }
-    throw err;
-  }
 }

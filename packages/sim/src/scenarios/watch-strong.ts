@@ -136,10 +136,17 @@ function setupWatchStrong(sim: Simulation, config: WatchScenarioConfig): Scenari
       push(v.namespace, v.key, 'delete');
     } else if (v.type === 'namespace_deleted' && command.op.type === 'delete_namespace') {
       const m = keys(command.op.namespace);
-      const gone = [...m.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-      for (const key of gone) push(command.op.namespace, key, 'delete');
+      // The smallest keys after `after`, at most `maxKeys` of them (a bounded command of a big delete).
+      const after = command.op.after;
+      const gone = [...m.keys()]
+        .filter((k) => after === undefined || k > after)
+        .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+        .slice(0, command.op.maxKeys ?? Number.POSITIVE_INFINITY);
+      for (const key of gone) {
+        push(command.op.namespace, key, 'delete');
+        m.delete(key);
+      }
       largestRevision = Math.max(largestRevision, gone.length);
-      m.clear();
     }
   };
 
