@@ -1,4 +1,6 @@
+import { ByteWriter } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
+import * as Y from 'yjs';
 import { eventually, memoryCluster, settle } from '../testkit.js';
 
 describe('rich values', () => {
@@ -98,6 +100,34 @@ describe('rich values from hostile peers', () => {
     const ya = await a.eventual('h').yjs('d');
     ya.getText('t').insert(0, 'still fine');
     await eventually(() => yb.getText('t').toString() === 'still fine');
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('refuses a gossiped Yjs update cut short in its delete set whole (Yjs alone would apply its first half)', async () => {
+    const c = memoryCluster();
+    const a = await c.start('a');
+    const b = await c.start('b');
+    const yb = await b.eventual('h').yjs('d');
+    yb.getText('t').insert(0, 'before');
+    const vector = Y.encodeStateVector(yb);
+    const codes: string[] = [];
+    b.context.events.on('reject:decode', (r) => codes.push(r.code));
+    const source = new Y.Doc();
+    source.getText('t').insert(0, 'hello world');
+    source.getText('t').delete(0, 3);
+    const update = Y.encodeStateAsUpdate(source);
+    // A rich gossip message (op 0, kind yjs, key 'd') carrying the update without its last two bytes.
+    const w = new ByteWriter();
+    w.u8(0);
+    w.u8(1);
+    w.string('d');
+    w.uint(1);
+    w.bytes(update.slice(0, update.length - 2));
+    await a.context.transport.publish('parley/evr/1/h', w.finish());
+    await eventually(() => codes.length === 1);
+    expect(codes).toEqual(['decode_error']);
+    expect(yb.getText('t').toString()).toBe('before');
+    expect(Y.encodeStateVector(yb)).toEqual(vector);
     await Promise.all([a.close(), b.close()]);
   });
 });

@@ -87,6 +87,18 @@ function guarded<T>(what: string, fn: () => T): T {
   }
 }
 
+/**
+ * Applies a peer's Yjs update whole or not at all: Yjs applies an update as it reads
+ * it, so one cut short in its delete set would leave its first half in the document
+ * (persisted and passed on). Decoding it first refuses it before anything changes.
+ */
+function applyYjs(doc: Y.Doc, update: Uint8Array): void {
+  guarded('yjs update', () => {
+    Y.decodeUpdate(update);
+    Y.applyUpdate(doc, update, REMOTE);
+  });
+}
+
 interface Stored {
   keys: string[][];
   nextSeq: number;
@@ -260,7 +272,7 @@ export class RichValues implements CommitSource {
       const r = decodeRich(reply);
       const [missing, theirVector] = r.parts;
       if (!missing || !theirVector) throw new DecodeError('yjs sync reply lacks its parts');
-      guarded('yjs update', () => Y.applyUpdate(doc, missing, REMOTE));
+      applyYjs(doc, missing);
       const theirs = guarded('yjs state vector', () => Y.encodeStateAsUpdate(doc, theirVector));
       if (theirs.length > 2) await this.request(peer, encodeRich(OP_PUSH, 'y', key, [theirs]));
     } catch (err) {
@@ -385,7 +397,7 @@ export class RichValues implements CommitSource {
     if (kind === 'y') {
       await this.yjs(key);
       const { doc } = await (this.yjsDocs.get(key) as Promise<YjsValue>);
-      guarded('yjs update', () => Y.applyUpdate(doc, data, REMOTE));
+      applyYjs(doc, data);
     } else {
       await this.automerge(key);
       const value = await (this.amDocs.get(key) as Promise<AutomergeValue>);
