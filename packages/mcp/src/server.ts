@@ -10,12 +10,13 @@ import { createServer, type ParleyServer } from '@parley/server';
 import { NodeClient } from './http.js';
 import { registerResources } from './resources.js';
 import { registerTools, type ToolOptions } from './tools.js';
+import { registerWatch, type WatchOptions } from './watch.js';
 
 /** The version the MCP server reports to hosts in its `initialize` answer. */
 export const MCP_VERSION = '0.1.0';
 
 /** An MCP server (not yet connected) whose tools call the node at `client`. */
-export function createMcpServer(client: NodeClient, options: ToolOptions = {}): McpServer {
+export function createMcpServer(client: NodeClient, options: ToolOptions & WatchOptions = {}): McpServer {
   const server = new McpServer(
     { name: 'parley', version: MCP_VERSION },
     {
@@ -27,6 +28,7 @@ export function createMcpServer(client: NodeClient, options: ToolOptions = {}): 
   );
   registerTools(server, client, options);
   registerResources(server, client);
+  registerWatch(server, client, options);
   return server;
 }
 
