@@ -202,10 +202,19 @@ export interface StrongNamespace {
   claim(key: string, value: JsonValue, options?: { ttl?: number }): Promise<ClaimResult>;
   lease(key: string, options: { ttl: number; holder: string; state?: JsonValue }): Promise<Lease>;
   attach(key: string, holder: string): Promise<Lease | undefined>;
-  doc<T extends JsonValue>(
-    key: string,
-  ): { update(fn: (current: T) => T, options?: { create?: T; ttl?: number }): Promise<StrongEntry> };
+  /** A JSON document at `key`, changed by read, apply, compare-and-swap (retried on conflict). */
+  doc<T extends JsonValue>(key: string): StrongDoc<T>;
   watch(options: StrongWatchOptions, callback: (change: StrongChange) => void): Unsubscribe;
+}
+
+/** `strong(ns).doc(key)`. */
+export interface StrongDoc<T extends JsonValue> {
+  /**
+   * Reads the document, applies `fn`, and writes the result if nobody wrote meanwhile
+   * (`ifVersion`, or `ifNotExists` with `create` when absent); retried on a conflict (10 attempts).
+   * Resolves to the entry written.
+   */
+  update(fn: (current: T) => T, options?: { create?: T; ttl?: number }): Promise<StrongEntry>;
 }
 
 /** Options of `strong(ns).watch`: which changes, where to resume, and how the watch says it ended. */

@@ -20,6 +20,7 @@ import type {
   ListPage,
   ListQuery,
   StrongChange,
+  StrongDoc,
   StrongEntry,
   StrongNamespace,
   StrongSetResult,
@@ -162,33 +163,8 @@ export class StrongNamespaceImpl implements StrongNamespace {
     return new StrongLease(this.calls, view, view.ttlSeconds);
   }
 
-  doc<T extends JsonValue>(
-    key: string,
-  ): { update(fn: (current: T) => T, options?: { create?: T; ttl?: number }): Promise<StrongEntry> } {
-    return {
-      update: async (fn, options = {}) => {
-        let written: StrongEntry | undefined;
-        const store: DocStore = {
-          get: async (k) => {
-            const e = await this.get(k);
-            return e === undefined ? undefined : { value: e.value, version: e.version };
-          },
-          set: async (k, value, condition) => {
-            const r = await this.set(k, value, {
-              ...condition,
-              ...(options.ttl !== undefined ? { ttl: options.ttl } : {}),
-            });
-            written = r;
-            return { version: r.version };
-          },
-          delete: async (k) => {
-            await this.delete(k);
-          },
-        };
-        await doc<T>(store, key).update(fn, options.create !== undefined ? { create: options.create } : {});
-        return written as StrongEntry;
-      },
-    };
+  doc<T extends JsonValue>(key: string): StrongDoc<T> {
+    return strongDoc<T>(this, key);
   }
 
   watch(options: StrongWatchOptions, callback: (change: StrongChange) => void): Unsubscribe {
@@ -200,6 +176,41 @@ export class StrongNamespaceImpl implements StrongNamespace {
       options.prefix === undefined ? { namespace: this.name } : { namespace: this.name, prefix: options.prefix };
     return this.calls.watch(filter, from, callback, options.onError);
   }
+}
+
+/**
+ * `doc(key)` over any strong namespace's own `get`, `set` and `delete` (coord's loop: read, apply,
+ * conditional write, retry on conflict). The node's namespaces use it, and so can a wrapper of one
+ * (the simulator's recorded node), so every read and write of the loop goes through the wrapper.
+ */
+export function strongDoc<T extends JsonValue>(
+  ns: Pick<StrongNamespace, 'get' | 'set' | 'delete'>,
+  key: string,
+): StrongDoc<T> {
+  return {
+    update: async (fn, options = {}) => {
+      let written: StrongEntry | undefined;
+      const store: DocStore = {
+        get: async (k) => {
+          const e = await ns.get(k);
+          return e === undefined ? undefined : { value: e.value, version: e.version };
+        },
+        set: async (k, value, condition) => {
+          const r = await ns.set(k, value, {
+            ...condition,
+            ...(options.ttl !== undefined ? { ttl: options.ttl } : {}),
+          });
+          written = r;
+          return { version: r.version };
+        },
+        delete: async (k) => {
+          await ns.delete(k);
+        },
+      };
+      await doc<T>(store, key).update(fn, options.create !== undefined ? { create: options.create } : {});
+      return written as StrongEntry;
+    },
+  };
 }
 
 /** One ownership period of a lease (namespace, key, holder, epoch); every call is fenced by the state machine. */

@@ -19,6 +19,7 @@ import type {
   StrongNamespace,
   StrongWriteOptions,
 } from '@parley/node/api';
+import { strongDoc } from '@parley/node/strong/namespace';
 import { HistoryRecorder, type HistoryValue } from '../check/history.js';
 
 export type ModelName = 'entry' | 'lease' | 'lock';
@@ -231,7 +232,7 @@ export class Recorder {
         },
       );
     };
-    return {
+    const wrapped: StrongNamespace = {
       name: inner.name,
       set(key, value, options = {}) {
         const call = `strong('${ns}').set`;
@@ -355,8 +356,11 @@ export class Recorder {
         guard();
         return inner.deleteNamespace(options);
       },
+      // Over this wrapper's own get and set: each read and compare-and-swap of the loop is recorded.
+      doc: <T extends JsonValue>(key: string) => strongDoc<T>(wrapped, key),
       watch: (options, callback) => inner.watch(options, callback),
-    } as StrongNamespace;
+    };
+    return wrapped;
   }
 
   private wrapLease(lease: Lease, k: string, node: number, guard: () => void): Lease {
