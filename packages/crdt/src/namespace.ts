@@ -3,7 +3,7 @@ import { CollectedFloors, collectableAt } from './collected.js';
 import { DotContext, subtractRanges } from './context.js';
 import { lowerBound, type OriginIndex, settle } from './dot-index.js';
 import { compareHlc, HLC_ZERO, type Hlc, HybridLogicalClock } from './hlc.js';
-import { isWellFormed, normalizeJson, utf8Length, wellFormedUtf8Length } from './json.js';
+import { normalizeJson, utf8Length, wellFormedUtf8Length } from './json.js';
 import {
   entryOf,
   expiresAtOf,
@@ -16,12 +16,12 @@ import {
   seenBy,
   sortShares,
 } from './key-state.js';
-import { MAX_SEQ, MAX_TTL_SECONDS } from './limits.js';
+import { MAX_SEQ } from './limits.js';
 import { addToShare } from './pn-counter.js';
 import { Register } from './register.js';
+import { type GcOptions, type NamespaceReplicaOptions, resolveReplicaOptions } from './replica-options.js';
 import type {
   CounterShare,
-  CounterState,
   Delta,
   Digest,
   DotRanges,
@@ -38,61 +38,20 @@ import { checkDelta, checkDigest } from './validate.js';
 
 export { entryOf, expiresAtOf, forEachDot, joinKeyStates } from './key-state.js';
 export { MAX_TTL_SECONDS } from './limits.js';
-export const DEFAULT_TTL_SECONDS = 3600;
-export const DEFAULT_MAX_VALUE_BYTES = 1_048_576;
-export const DEFAULT_MAX_LIVE_KEYS = 10_000;
-export const DEFAULT_MAX_KEY_BYTES = 1024;
-
-export interface NamespaceReplicaOptions {
-  namespace: string;
-  /** Unique per replica, and never reused by a replica that lost its state. */
-  replicaId: string;
-  /** Largest value, as UTF-8 JSON bytes. Default 1,048,576. */
-  maxValueBytes?: number;
-  /** Live (unexpired, undeleted) keys a local write may reach. Default 10,000. */
-  maxLiveKeys?: number;
-  /** Longest key in UTF-8 bytes. Default 1024. */
-  maxKeyBytes?: number;
-  /** Remote stamps further ahead of the local physical clock than this are refused. Default 60,000. */
-  maxClockDriftMs?: number;
-  /** TTL of a write that names none. Default 3600. */
-  defaultTtlSeconds?: number;
-  /**
-   * Largest TTL a write may ask for, 1 .. 30 days. Default 30 days. Every replica
-   * of a namespace must use the same value: `merge` refuses a delta holding a
-   * longer TTL (InvalidArgumentError), since the garbage collection argument
-   * needs every write to expire within the local maximum.
-   */
-  maxTtlSeconds?: number;
-  /**
-   * A tombstone or expired entry is collected once this long has passed since its
-   * write. At least maxTtlSeconds·1000 (the no-resurrection guarantee needs every
-   * write a tombstone supersedes to have expired first; a smaller value is an
-   * InvalidArgumentError). Default maxTtlSeconds·1000.
-   */
-  tombstoneGraceMs?: number;
-}
-
-export interface GcOptions {
-  /**
-   * Digests acknowledged by every other replica of the namespace (from anti-entropy).
-   * When given, and this replica has seen everything each of them has, tombstones
-   * and expired entries that all of them have seen are collected before the grace period.
-   */
-  peers?: readonly Digest[];
-}
+export {
+  DEFAULT_MAX_KEY_BYTES,
+  DEFAULT_MAX_LIVE_KEYS,
+  DEFAULT_MAX_VALUE_BYTES,
+  DEFAULT_TTL_SECONDS,
+  type GcOptions,
+  type NamespaceReplicaOptions,
+} from './replica-options.js';
 
 const EMPTY_RANGES: DotRanges = new Map();
 
 /** Canonical order of key states in deltas and encodings: by key. */
 function byKey(a: KeyState, b: KeyState): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
-}
-
-function positiveInt(name: string, v: number | undefined, dflt: number): number {
-  const x = v ?? dflt;
-  if (!Number.isSafeInteger(x) || x < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
-  return x;
 }
 
 /**
@@ -124,32 +83,22 @@ export class NamespaceReplica {
   private tombstoneCount = 0;
   private driftRejections = 0;
   private readonly collected: CollectedFloors;
+  /** Local writes prepared (prepareSet, prepareIncrement, prepareDelete) and not yet applied or discarded. */
+  private readonly prepared = new Set<KeyState>();
+  /** The latest prepared write of each key: later local writes of the key build on it. */
+  private readonly preparedLatest = new Map<string, KeyState>();
 
   constructor(options: NamespaceReplicaOptions) {
-    if (typeof options.namespace !== 'string' || !isWellFormed(options.namespace)) {
-      throw new InvalidArgumentError('namespace must be a well-formed string');
-    }
-    if (typeof options.replicaId !== 'string' || options.replicaId.length === 0 || !isWellFormed(options.replicaId)) {
-      throw new InvalidArgumentError('replicaId must be a non-empty well-formed string');
-    }
-    if (utf8Length(options.replicaId) > 255) throw new InvalidArgumentError('replicaId is longer than 255 bytes');
-    this.namespace = options.namespace;
-    this.replicaId = options.replicaId;
-    this.clock = new HybridLogicalClock(options.replicaId, { maxClockDriftMs: options.maxClockDriftMs });
-    this.maxValueBytes = positiveInt('maxValueBytes', options.maxValueBytes, DEFAULT_MAX_VALUE_BYTES);
-    this.maxLiveKeys = positiveInt('maxLiveKeys', options.maxLiveKeys, DEFAULT_MAX_LIVE_KEYS);
-    this.maxKeyBytes = positiveInt('maxKeyBytes', options.maxKeyBytes, DEFAULT_MAX_KEY_BYTES);
-    this.maxTtlSeconds = positiveInt('maxTtlSeconds', options.maxTtlSeconds, MAX_TTL_SECONDS);
-    this.defaultTtlSeconds = positiveInt('defaultTtlSeconds', options.defaultTtlSeconds, DEFAULT_TTL_SECONDS);
-    this.tombstoneGraceMs = positiveInt('tombstoneGraceMs', options.tombstoneGraceMs, this.maxTtlSeconds * 1000);
-    if (this.maxTtlSeconds < 1 || this.maxTtlSeconds > MAX_TTL_SECONDS) {
-      throw new InvalidArgumentError(`maxTtlSeconds must be in 1..${MAX_TTL_SECONDS}`);
-    }
-    if (this.tombstoneGraceMs < this.maxTtlSeconds * 1000) {
-      throw new InvalidArgumentError(
-        `tombstoneGraceMs (${this.tombstoneGraceMs}) must be at least maxTtlSeconds·1000 (${this.maxTtlSeconds * 1000}): a shorter grace lets a collected tombstone's superseded write come back`,
-      );
-    }
+    const o = resolveReplicaOptions(options);
+    this.namespace = o.namespace;
+    this.replicaId = o.replicaId;
+    this.clock = new HybridLogicalClock(o.replicaId, { maxClockDriftMs: o.maxClockDriftMs });
+    this.maxValueBytes = o.maxValueBytes;
+    this.maxLiveKeys = o.maxLiveKeys;
+    this.maxKeyBytes = o.maxKeyBytes;
+    this.maxTtlSeconds = o.maxTtlSeconds;
+    this.defaultTtlSeconds = o.defaultTtlSeconds;
+    this.tombstoneGraceMs = o.tombstoneGraceMs;
     this.checkTtl(this.defaultTtlSeconds);
     this.collected = new CollectedFloors(this.tombstoneGraceMs, this.clock.maxClockDriftMs);
   }
@@ -158,6 +107,105 @@ export class NamespaceReplica {
 
   /** Writes an LWW register. Returns the delta to gossip. */
   set(key: string, value: JsonValue, nowMs: number, options: SetOptions = {}): Delta {
+    const current = this.states.get(key);
+    return this.applyLocal(key, this.planSet(key, value, nowMs, options, current), current);
+  }
+
+  /**
+   * Adds `by` (a safe integer; negative decrements) to a PN-counter and renews
+   * its TTL. On an absent, expired or deleted key it starts a new counter at `by`.
+   * Incrementing a live register is an InvalidArgumentError.
+   */
+  increment(key: string, by: number, nowMs: number, options: SetOptions = {}): Delta {
+    const current = this.states.get(key);
+    return this.applyLocal(key, this.planIncrement(key, by, nowMs, options, current), current);
+  }
+
+  /** Deletes a key with a tombstone (even when it is absent here: it may live elsewhere). */
+  delete(key: string, nowMs: number): Delta {
+    const current = this.states.get(key);
+    return this.applyLocal(key, this.planDelete(key, nowMs), current);
+  }
+
+  // ---- prepared local writes (persist first, then apply) ----
+
+  /**
+   * `set`, planned but not applied: returns the same delta and changes nothing
+   * a reader or a peer can see (only the clock and the sequence counter move).
+   * Apply it with `applyPrepared` once it is durable, or drop it with
+   * `discardPrepared`. A later local write of the same key builds on it, as it
+   * would on the applied write.
+   */
+  prepareSet(key: string, value: JsonValue, nowMs: number, options: SetOptions = {}): Delta {
+    const current = this.preparedCurrent(key);
+    return this.prepareLocal(key, this.planSet(key, value, nowMs, options, current), current);
+  }
+
+  /** `increment`, planned but not applied (see prepareSet). */
+  prepareIncrement(key: string, by: number, nowMs: number, options: SetOptions = {}): Delta {
+    const current = this.preparedCurrent(key);
+    return this.prepareLocal(key, this.planIncrement(key, by, nowMs, options, current), current);
+  }
+
+  /** `delete`, planned but not applied (see prepareSet). */
+  prepareDelete(key: string, nowMs: number): Delta {
+    const current = this.preparedCurrent(key);
+    return this.prepareLocal(key, this.planDelete(key, nowMs), current);
+  }
+
+  /**
+   * The state a local write of `key` would see: the held state joined with the
+   * latest prepared write of the key (undefined when neither exists).
+   */
+  preparedCurrent(key: string): KeyState | undefined {
+    const held = this.states.get(key);
+    const mine = this.preparedLatest.get(key);
+    if (mine === undefined) return held;
+    return held === undefined ? mine : joinKeyStates(held, mine);
+  }
+
+  /**
+   * Applies a delta returned by a prepare call, joined with whatever was merged
+   * meanwhile: the replica then holds what a peer holds once it merges the
+   * same delta. Returns whether the key's state changed. A delta that is not
+   * an outstanding prepared write is an InvalidArgumentError.
+   */
+  applyPrepared(delta: Delta, nowMs: number): boolean {
+    const next = delta.states.length === 1 ? delta.states[0] : undefined;
+    if (next === undefined || !this.prepared.has(next)) {
+      throw new InvalidArgumentError('not an outstanding prepared write of this replica');
+    }
+    this.prepared.delete(next);
+    if (this.preparedLatest.get(next.key) === next) this.preparedLatest.delete(next.key);
+    const changed = this.joinState(next, nowMs);
+    this.ctx.addAll(delta.context);
+    return changed;
+  }
+
+  /** Drops every outstanding prepared write (their sequence numbers stay spent). */
+  discardPrepared(): void {
+    this.prepared.clear();
+    this.preparedLatest.clear();
+  }
+
+  /** Prepared writes not yet applied or discarded. */
+  get preparedCount(): number {
+    return this.prepared.size;
+  }
+
+  private prepareLocal(key: string, next: KeyState, current: KeyState | undefined): Delta {
+    this.prepared.add(next);
+    this.preparedLatest.set(key, next);
+    return { namespace: this.namespace, states: [next], context: this.supersededBy(next, current) };
+  }
+
+  private planSet(
+    key: string,
+    value: JsonValue,
+    nowMs: number,
+    options: SetOptions,
+    current: KeyState | undefined,
+  ): KeyState {
     this.checkKey(key);
     const ttlSeconds = this.checkTtl(options.ttlSeconds ?? this.defaultTtlSeconds);
     const json = normalizeJson(value);
@@ -165,12 +213,11 @@ export class NamespaceReplica {
       const size = utf8Length(json.text);
       if (size > this.maxValueBytes) throw new ValueTooLargeError(size, this.maxValueBytes);
     }
-    const current = this.states.get(key);
     const live = current !== undefined && nowMs < expiresAtOf(current);
     if (!live) this.checkRoom(nowMs);
     const stamp = this.clock.now(nowMs);
     const createdAt = live && current.type !== 'tombstone' ? current.createdAt : stamp.wallMs;
-    const next = new Register(
+    return new Register(
       key,
       stamp.wallMs,
       stamp.logical,
@@ -180,19 +227,18 @@ export class NamespaceReplica {
       createdAt,
       json.value,
     );
-    return this.applyLocal(key, next, current, next);
   }
 
-  /**
-   * Adds `by` (a safe integer; negative decrements) to a PN-counter and renews
-   * its TTL. On an absent, expired or deleted key it starts a new counter at `by`.
-   * Incrementing a live register is an InvalidArgumentError.
-   */
-  increment(key: string, by: number, nowMs: number, options: SetOptions = {}): Delta {
+  private planIncrement(
+    key: string,
+    by: number,
+    nowMs: number,
+    options: SetOptions,
+    current: KeyState | undefined,
+  ): KeyState {
     this.checkKey(key);
     const ttlSeconds = this.checkTtl(options.ttlSeconds ?? this.defaultTtlSeconds);
     if (!Number.isSafeInteger(by)) throw new InvalidArgumentError(`increment must be a safe integer, got ${by}`);
-    const current = this.states.get(key);
     const live = current !== undefined && nowMs < expiresAtOf(current);
     if (live && current.type === 'register') {
       throw new InvalidArgumentError(`key '${key}' holds a register, not a counter`, { key });
@@ -209,34 +255,29 @@ export class NamespaceReplica {
       seq: this.nextSeq(),
       ttlSeconds,
     };
-    const own = new Map([[this.replicaId, share]]);
     if (live && current.type === 'counter') {
       const shares = new Map(current.shares);
       shares.set(this.replicaId, share);
-      const next: CounterState = { ...current, shares: sortShares(shares) };
       // The whole incarnation travels (one share per replica that counted): a replica
       // that has collected it meanwhile gets it back whole, not as this share alone.
-      return this.applyLocal(key, next, current, next);
+      return { ...current, shares: sortShares(shares) };
     }
     const base = this.incarnationBase(key, current, nowMs);
-    const next: CounterState = {
+    return {
       type: 'counter',
       key,
       wallMs: base.wallMs,
       logical: base.logical,
       node: base.node,
       createdAt: stamp.wallMs,
-      shares: own,
+      shares: new Map([[this.replicaId, share]]),
     };
-    return this.applyLocal(key, next, current, next);
   }
 
-  /** Deletes a key with a tombstone (even when it is absent here: it may live elsewhere). */
-  delete(key: string, nowMs: number): Delta {
+  private planDelete(key: string, nowMs: number): TombstoneState {
     this.checkKey(key);
-    const current = this.states.get(key);
     const stamp = this.clock.now(nowMs);
-    const next: TombstoneState = {
+    return {
       type: 'tombstone',
       key,
       wallMs: stamp.wallMs,
@@ -244,7 +285,6 @@ export class NamespaceReplica {
       node: stamp.node,
       seq: this.nextSeq(),
     };
-    return this.applyLocal(key, next, current, next);
   }
 
   // ---- reads ----
@@ -318,24 +358,7 @@ export class NamespaceReplica {
         continue;
       }
       if (this.seenAll(incoming)) continue;
-      let current = this.states.get(incoming.key);
-      if (current !== undefined && collectableAt(current, nowMs, this.tombstoneGraceMs)) {
-        // Collect it now, as gc(nowMs) would: whether a replica's gc has run yet
-        // must not decide what an incoming state joins (INTERNALS §4).
-        this.collect(incoming.key, current);
-        current = undefined;
-      }
-      if (current === undefined && collectableAt(incoming, nowMs, this.tombstoneGraceMs)) {
-        this.collected.note(incoming.key, incoming);
-        this.observe(incoming, nowMs); // collected on arrival: only its dots are kept
-        continue;
-      }
-      const next = current === undefined ? incoming : joinKeyStates(current, incoming);
-      if (next !== current) {
-        this.install(incoming.key, next, current);
-        changedKeys.push(incoming.key);
-      }
-      this.observe(incoming, nowMs);
+      if (this.joinState(incoming, nowMs)) changedKeys.push(incoming.key);
     }
     if (rejectedStates > 0) {
       // Without every state, the delta's extra context may name writes this
@@ -477,23 +500,54 @@ export class NamespaceReplica {
 
   /** Throws NamespaceFullError when one more live key would exceed the limit. */
   private checkRoom(nowMs: number): void {
-    if (this.states.size - this.tombstoneCount < this.maxLiveKeys) return;
-    if (this.liveCount(nowMs) >= this.maxLiveKeys) throw new NamespaceFullError(this.namespace, this.maxLiveKeys);
+    if (this.states.size - this.tombstoneCount + this.preparedLatest.size < this.maxLiveKeys) return;
+    let live = this.liveCount(nowMs);
+    // Prepared writes that will make a key live count as live already.
+    for (const [key, mine] of this.preparedLatest) {
+      const held = this.states.get(key);
+      if (nowMs < expiresAtOf(mine) && !(held !== undefined && nowMs < expiresAtOf(held))) live++;
+    }
+    if (live >= this.maxLiveKeys) throw new NamespaceFullError(this.namespace, this.maxLiveKeys);
   }
 
-  private applyLocal(key: string, next: KeyState, current: KeyState | undefined, sent: KeyState): Delta {
-    let context: DotRanges = EMPTY_RANGES;
-    if (current) {
-      // The dots this write supersedes travel with it, so a receiver that never
-      // saw them ignores their late copies (and after GC cannot be fooled by them).
-      const superseded = new Map<string, number[]>();
-      forEachDot(current, (node, seq) => {
-        if (!holdsDot(next, node, seq)) superseded.set(node, [seq, seq]);
-      });
-      if (superseded.size > 0) context = superseded;
-    }
+  private applyLocal(key: string, next: KeyState, current: KeyState | undefined): Delta {
+    const context = this.supersededBy(next, current);
     this.install(key, next, current);
-    return { namespace: this.namespace, states: [sent], context };
+    return { namespace: this.namespace, states: [next], context };
+  }
+
+  /**
+   * The dots a local write supersedes: they travel with it, so a receiver that
+   * never saw them ignores their late copies (and after GC cannot be fooled by them).
+   */
+  private supersededBy(next: KeyState, current: KeyState | undefined): DotRanges {
+    if (!current) return EMPTY_RANGES;
+    const superseded = new Map<string, number[]>();
+    forEachDot(current, (node, seq) => {
+      if (!holdsDot(next, node, seq)) superseded.set(node, [seq, seq]);
+    });
+    return superseded.size > 0 ? superseded : EMPTY_RANGES;
+  }
+
+  /** Joins one incoming key state into the held one; returns whether the held state changed. */
+  private joinState(incoming: KeyState, nowMs: number): boolean {
+    let current = this.states.get(incoming.key);
+    if (current !== undefined && collectableAt(current, nowMs, this.tombstoneGraceMs)) {
+      // Collect it now, as gc(nowMs) would: whether a replica's gc has run yet
+      // must not decide what an incoming state joins (INTERNALS §4).
+      this.collect(incoming.key, current);
+      current = undefined;
+    }
+    if (current === undefined && collectableAt(incoming, nowMs, this.tombstoneGraceMs)) {
+      this.collected.note(incoming.key, incoming);
+      this.observe(incoming, nowMs); // collected on arrival: only its dots are kept
+      return false;
+    }
+    const next = current === undefined ? incoming : joinKeyStates(current, incoming);
+    const changed = next !== current;
+    if (changed) this.install(incoming.key, next, current);
+    this.observe(incoming, nowMs);
+    return changed;
   }
 
   private seenAll(state: KeyState): boolean {

@@ -63,11 +63,19 @@ export interface EventualWriteOptions {
   consistency?: Consistency;
   /** For 'majority': how long to wait for acknowledgements (default 5000 ms); the local write stays applied. */
   timeoutMs?: number;
+  /**
+   * For 'majority': how many replicas the namespace has, this node included (1..1024).
+   * The majority is then of this count, or of the replicas known, whichever is larger.
+   * Without it, of the replicas known and never of this node alone.
+   */
+  replicas?: number;
 }
 
 export interface EventualReadOptions {
   consistency?: Consistency;
   timeoutMs?: number;
+  /** For 'majority': as EventualWriteOptions.replicas. */
+  replicas?: number;
 }
 
 export interface EventualChange {

@@ -35,6 +35,8 @@ export interface NodeEvents extends Record<string, unknown> {
   'reject:drift': { namespace: string; count: number; peer: PeerId };
   'reject:decode': { namespace: string; peer: PeerId; code: string };
   'storage:fsync': { ms: number; ops: number };
+  /** A store of the node's own disk faulted: it refuses writes until the node restarts. */
+  'storage:fault': { store: 'kv' | 'raft'; code: string };
   // strong side
   'raft:term': { term: number; leader: PeerId | null };
   'raft:commit': { ms: number };

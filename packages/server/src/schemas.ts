@@ -193,6 +193,9 @@ export const leaseReleaseBody = {
   properties: { holder: idSchema, epoch: epochNumber, state: anyJson },
 } as const;
 
+/** For consistency=majority: the namespace's replica count, this node included (see EventualWriteOptions.replicas). */
+const replicasSchema = { type: 'integer', minimum: 1, maximum: 1024 } as const;
+
 export const replicatedSetBody = {
   type: 'object',
   additionalProperties: false,
@@ -201,6 +204,7 @@ export const replicatedSetBody = {
     value: anyJson,
     ttl_seconds: ttlSchema,
     consistency: consistencySchema,
+    replicas: replicasSchema,
   },
 } as const;
 
@@ -211,13 +215,14 @@ export const replicatedIncrementBody = {
     by: { type: 'integer', minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER },
     ttl_seconds: ttlSchema,
     consistency: consistencySchema,
+    replicas: replicasSchema,
   },
 } as const;
 
 export const replicatedReadQuery = {
   type: 'object',
   additionalProperties: false,
-  properties: { consistency: consistencySchema },
+  properties: { consistency: consistencySchema, replicas: digits(4) },
 } as const;
 
 // ------------------------------------------------------------------ responses (documentation)

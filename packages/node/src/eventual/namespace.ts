@@ -4,8 +4,11 @@
  * (gossip + anti-entropy), with watches and TTL expiry reports.
  *
  * Rules:
- * - Durable before acknowledged: a write resolves once the batch holding its
- *   delta is on disk; only then does the delta leave the node.
+ * - Durable before applied: a local write is planned without changing the
+ *   replica (`prepare*`), written by the group commit, and applied only once
+ *   its batch is on disk; only then is it readable, reported to watchers,
+ *   gossiped and acknowledged. A failed batch applies nothing (its writes,
+ *   and those prepared after them, fail with its error).
  * - Every local and remote change is reported once to watchers, with its
  *   origin; an entry reaching its expiry is reported as `expire`.
  * - Incarnations: a replica that completed no anti-entropy round for longer
@@ -15,8 +18,24 @@
  */
 
 import type * as Automerge from '@automerge/automerge';
-import { type Delta, type Entry, encodeDelta, expiresAtOf, type JsonValue, NamespaceReplica } from '@parley/crdt';
-import { ClosedError, InvalidArgumentError, isParleyError, type PeerId, type Unsubscribe } from '@parley/interface';
+import {
+  type Delta,
+  type Entry,
+  encodeDelta,
+  entryOf,
+  expiresAtOf,
+  type JsonValue,
+  type KeyState,
+  NamespaceReplica,
+} from '@parley/crdt';
+import {
+  ClosedError,
+  InvalidArgumentError,
+  isParleyError,
+  type PeerId,
+  UnavailableError,
+  type Unsubscribe,
+} from '@parley/interface';
 import type * as Y from 'yjs';
 import type {
   AutomergeHandle,
@@ -77,6 +96,18 @@ function checkConsistency(c: Consistency | undefined): Consistency {
   const v = c ?? 'local';
   if (v !== 'local' && v !== 'majority') throw new InvalidArgumentError("consistency must be 'local' or 'majority'");
   return v;
+}
+
+/** Whether a key state reads as a live entry at `now`. */
+function isLive(state: KeyState | undefined, now: number): boolean {
+  return state !== undefined && state.type !== 'tombstone' && now < expiresAtOf(state);
+}
+
+function checkReplicas(n: number | undefined): number | undefined {
+  if (n !== undefined && (!Number.isSafeInteger(n) || n < 1 || n > 1024)) {
+    throw new InvalidArgumentError('replicas must be an integer in 1..1024');
+  }
+  return n;
 }
 
 function checkTimeout(t: number | undefined): number | undefined {
@@ -178,6 +209,7 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
   private async open(): Promise<void> {
     const loaded = await this.retryRead(() => loadNamespace(this.ctx.storage.kv, this.name));
     this.store.adopt(loaded);
+    this.replication.loadReplicas();
     this.counters.tornRecords += loaded.tornKeys.length;
     const now = this.now();
     const meta = loaded.meta;
@@ -186,7 +218,7 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
         { namespace: this.name, lastContactMs: meta.lastContactMs, incarnation: meta.incarnation + 1 },
         'eventual: out of contact longer than the tombstone grace period; discarding state under a new replica id',
       );
-      this.store.discardAll();
+      this.store.discardAll(new UnavailableError(`namespace '${this.name}' restarted under a new replica id`));
       this.store.setMeta({ ...meta, incarnation: meta.incarnation + 1, lastContactMs: null });
       this.replica = this.newReplica(meta.incarnation + 1);
       this.counters.incarnations++;
@@ -237,7 +269,7 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
     );
     const now = this.now();
     const before = this.feed.active ? this.replica.entries(now) : [];
-    this.store.discardAll();
+    this.store.discardAll(new UnavailableError(`namespace '${this.name}' restarted under a new replica id; retry`));
     this.store.setMeta({ ...this.store.meta, incarnation, lastContactMs: null });
     this.replica = this.newReplica(incarnation);
     this.counters.incarnations++;
@@ -269,6 +301,34 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
     return this.store.collect(this.replica);
   }
 
+  /** The batch is durable: its local writes are applied now, in order, and reported to watchers. */
+  committed(): void {
+    const writes = this.store.committed();
+    if (writes.length === 0) return;
+    const now = this.now();
+    for (const w of writes) {
+      if (w.outcome !== 'pending') continue;
+      if (w.replica !== this.replica) {
+        // Prepared by an incarnation that was discarded meanwhile: the new one never had it.
+        w.outcome = 'failed';
+        w.error = new UnavailableError(`namespace '${this.name}' restarted under a new replica id; retry`);
+        continue;
+      }
+      const key = (w.delta.states[0] as KeyState).key;
+      const wasLive = this.feed.active && this.replica.get(key, now) !== undefined;
+      this.replica.applyPrepared(w.delta, now);
+      w.outcome = 'applied';
+      this.reportChange(key, wasLive, now, 'local');
+    }
+  }
+
+  /** The batch failed: none of its local writes, nor any prepared since, is applied (each fails). */
+  commitFailed(err: unknown): void {
+    const writes = this.store.failed(err);
+    if (writes.length === 0) return;
+    for (const r of new Set(writes.map((w) => w.replica))) r.discardPrepared();
+  }
+
   /** Resolves once everything `source` has pending is durable (rich values commit through this). */
   commitTo(source: CommitSource): Promise<void> {
     return this.commitQueue.commit(source);
@@ -281,58 +341,80 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
 
   // ---------------------------------------------------------------- writes
 
+  /**
+   * One local write, durable before it is applied: `prepare` plans it on the
+   * replica without changing what readers and peers see, the group commit
+   * writes it, and only then is it applied (`committed`), gossiped and, for
+   * 'majority', pushed. If the batch fails, nothing of it is applied and the
+   * caller gets the batch's error: on any error nothing is written.
+   */
   private async write(
-    key: string,
     options: EventualWriteOptions | undefined,
-    op: (r: NamespaceReplica, now: number) => Delta,
-  ): Promise<void> {
+    prepare: (r: NamespaceReplica, now: number) => Delta | undefined,
+  ): Promise<Delta | undefined> {
     const consistency = checkConsistency(options?.consistency);
     const timeoutMs = checkTimeout(options?.timeoutMs);
+    const replicas = checkReplicas(options?.replicas);
     await this.ensureOpen();
     this.checkIncarnation();
-    const now = this.now();
-    const wasLive = this.feed.active && this.replica.get(key, now) !== undefined;
-    const delta = op(this.replica, now);
+    const fault = this.commitQueue.fault;
+    if (fault) throw fault;
+    const replica = this.replica;
+    const delta = prepare(replica, this.now());
+    if (delta === undefined) return undefined;
     const bytes = encodeDelta(delta);
-    this.store.append(bytes);
-    this.reportChange(key, wasLive, now, 'local');
-    await this.commitQueue.commit(this);
+    const w = this.store.appendLocal(delta, bytes, replica);
+    try {
+      await this.commitQueue.commit(this);
+    } catch (err) {
+      throw w.error ?? err;
+    }
+    if (w.outcome !== 'applied') throw w.error ?? new UnavailableError(`write to '${this.name}' was not applied`);
     this.replication.gossip(bytes);
-    if (consistency === 'majority') await this.replication.pushToMajority(bytes, timeoutMs);
+    if (consistency === 'majority') await this.replication.pushToMajority(bytes, replicas, timeoutMs);
+    return delta;
   }
 
   private ttlOf(options: EventualWriteOptions | undefined): { ttlSeconds?: number } {
     return options?.ttl === undefined ? {} : { ttlSeconds: options.ttl };
   }
 
+  /** The entry a local write's delta holds (what the write made of the key). */
+  private entryOfWrite(delta: Delta | undefined): EventualEntry {
+    const state = delta?.states[0] as Exclude<KeyState, { type: 'tombstone' }>;
+    return toEventualEntry(this.name, state.key, entryOf(state));
+  }
+
   async set(key: string, value: JsonValue, options?: EventualWriteOptions): Promise<EventualSetResult> {
-    let entry: EventualSetResult | undefined;
-    await this.write(key, options, (r, now) => {
-      const operation = r.get(key, now) === undefined ? 'created' : 'updated';
-      const d = r.set(key, value, now, this.ttlOf(options));
-      entry = { ...toEventualEntry(this.name, key, r.get(key, now) as Entry), operation };
-      return d;
+    let operation: 'created' | 'updated' = 'created';
+    const delta = await this.write(options, (r, now) => {
+      const current = r.preparedCurrent(key);
+      if (isLive(current, now)) operation = 'updated';
+      return r.prepareSet(key, value, now, this.ttlOf(options));
     });
-    return entry as EventualSetResult;
+    return { ...this.entryOfWrite(delta), operation };
   }
 
   async increment(key: string, by = 1, options?: EventualWriteOptions): Promise<EventualEntry> {
-    let entry: EventualEntry | undefined;
-    await this.write(key, options, (r, now) => {
-      const d = r.increment(key, by, now, this.ttlOf(options));
-      entry = toEventualEntry(this.name, key, r.get(key, now) as Entry);
-      return d;
-    });
-    return entry as EventualEntry;
+    const delta = await this.write(options, (r, now) => r.prepareIncrement(key, by, now, this.ttlOf(options)));
+    return this.entryOfWrite(delta);
   }
 
   async delete(key: string, options?: EventualWriteOptions): Promise<boolean> {
-    let existed = false;
-    await this.write(key, options, (r, now) => {
-      existed = r.get(key, now) !== undefined;
-      return r.delete(key, now);
+    if (typeof key !== 'string' || key.length === 0) throw new InvalidArgumentError('key must be a non-empty string');
+    // A 'majority' delete first learns what a majority holds, so it deletes what they have seen.
+    if (options?.consistency === 'majority') {
+      const replicas = checkReplicas(options.replicas);
+      const timeoutMs = checkTimeout(options.timeoutMs);
+      await this.ensureOpen();
+      await this.replication.pullFromMajority(replicas, timeoutMs);
+    }
+    const delta = await this.write(options, (r, now) => {
+      // Not live here: nothing to delete, and nothing is written (see docs/guarantees.md).
+      if (!isLive(r.preparedCurrent(key), now)) return undefined;
+      return r.prepareDelete(key, now);
     });
-    return existed;
+    return delta !== undefined;
   }
 
   // ---------------------------------------------------------------- reads
@@ -340,9 +422,10 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
   async get(key: string, options?: EventualReadOptions): Promise<EventualEntry | undefined> {
     const consistency = checkConsistency(options?.consistency);
     const timeoutMs = checkTimeout(options?.timeoutMs);
+    const replicas = checkReplicas(options?.replicas);
     if (typeof key !== 'string' || key.length === 0) throw new InvalidArgumentError('key must be a non-empty string');
     await this.ensureOpen();
-    if (consistency === 'majority') await this.replication.pullFromMajority(timeoutMs);
+    if (consistency === 'majority') await this.replication.pullFromMajority(replicas, timeoutMs);
     const now = this.now();
     const e = this.replica.get(key, now);
     return e ? toEventualEntry(this.name, key, e) : undefined;
@@ -410,8 +493,12 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
         context: result.rejectedStates > 0 ? new Map() : delta.context,
       });
     }
-    this.store.append(record);
-    this.commitRemote();
+    // With the disk faulted nothing more is written: the merged state lives in memory, and peers
+    // (which hold it durably) bring it back after the restart.
+    if (this.commitQueue.fault === undefined) {
+      this.store.append(record);
+      this.commitRemote();
+    }
     this.counters.deltasApplied++;
     this.ctx.events.emit('delta:applied', { namespace: this.name, keys: result.changedKeys.length, origin });
     if (before) for (const key of result.changedKeys) this.reportChange(key, before.get(key) === true, now, origin);

@@ -33,6 +33,11 @@ export interface EventualOptions {
   gcIntervalMs?: number;
   /** Log bytes after which a namespace's log is folded into a snapshot (at least this, at most the snapshot's own size). Default 4 MiB. */
   compactLogBytes?: number;
+  /**
+   * A peer not heard from for this long (gossip, requests, anti-entropy of the namespace)
+   * no longer counts as one of its replicas for 'majority' operations. Default 3,600,000 (1 h).
+   */
+  replicaTtlMs?: number;
   /** Changes an unread `changes()` iterator may queue before it fails. Default 10,000. */
   maxQueuedChanges?: number;
   /**
@@ -71,6 +76,7 @@ export function resolveEventualOptions(o: EventualOptions = {}): ResolvedEventua
     requestTimeoutMs: int('requestTimeoutMs', o.requestTimeoutMs, 5_000, 1, 600_000),
     gcIntervalMs: int('gcIntervalMs', o.gcIntervalMs, 60_000, 10, 86_400_000),
     compactLogBytes: int('compactLogBytes', o.compactLogBytes, 4 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
+    replicaTtlMs: int('replicaTtlMs', o.replicaTtlMs, 3_600_000, 1_000, 30 * 86_400_000),
     maxQueuedChanges: int('maxQueuedChanges', o.maxQueuedChanges, 10_000, 1, 10_000_000),
     incarnations: o.incarnations ?? true,
   };

@@ -37,8 +37,8 @@ export interface NamespaceMeta {
   incarnation: number;
   /** Last completed anti-entropy round with a peer (physical ms), or null if never. */
   lastContactMs: number | null;
-  /** Peers known to replicate this namespace (majority operations count them). */
-  replicas?: string[];
+  /** Peers known to replicate this namespace, with when each was last heard from (see KnownReplicas). */
+  replicas?: Array<[string, number] | string>;
 }
 
 const pad = (n: number, width: number) => n.toString().padStart(width, '0');
@@ -110,7 +110,14 @@ export async function loadNamespace(kv: KVStorage, ns: string): Promise<LoadedNa
       if (kind === 'm') {
         const m = JSON.parse(new TextDecoder().decode(data)) as NamespaceMeta;
         if (!Number.isSafeInteger(m.incarnation) || m.incarnation < 0) throw new Error('bad incarnation');
-        const replicas = Array.isArray(m.replicas) ? m.replicas.filter((r) => typeof r === 'string') : [];
+        // Pairs [peer, lastHeardMs]; a meta written before ages were kept holds bare peer ids.
+        const replicas = Array.isArray(m.replicas)
+          ? m.replicas.filter(
+              (r) =>
+                typeof r === 'string' ||
+                (Array.isArray(r) && r.length === 2 && typeof r[0] === 'string' && Number.isSafeInteger(r[1])),
+            )
+          : [];
         out.meta = { incarnation: m.incarnation, lastContactMs: m.lastContactMs ?? null, replicas };
       } else if (kind === 'l') {
         const r = new ByteReader(data);
@@ -145,9 +152,42 @@ function byDot(a: KeyState, b: KeyState): number {
   return x.seq - y.seq;
 }
 
+/**
+ * A local write waiting for the batch that makes it durable: applied to the
+ * replica once that batch is on disk, failed (and never applied) with it.
+ */
+export interface LocalWrite {
+  readonly delta: Delta;
+  readonly bytes: Uint8Array;
+  /** The replica it was prepared on (a new incarnation fails what the old one prepared). */
+  readonly replica: NamespaceReplica;
+  outcome: 'pending' | 'applied' | 'failed';
+  error?: unknown;
+}
+
+/** A pending record: a local write's delta, or a merged remote one (already applied in memory). */
+interface PendingRecord {
+  bytes: Uint8Array;
+  local?: LocalWrite;
+}
+
+/** Remote records kept for the next batch after a failed one; beyond, the next batch writes a snapshot. */
+export const MAX_REQUEUED_BYTES = 8 * 1024 * 1024;
+
+interface Bookkeeping {
+  logKeys: string[][];
+  logBytes: number;
+  nextLogSeq: number;
+  snapKeys: string[][];
+  snapBytes: number;
+  drop: string[][];
+  metaDirty: boolean;
+  snapshotDue: boolean;
+}
+
 /** Keeps the bookkeeping of one namespace's records and turns pending deltas into storage ops. */
 export class NamespaceStore {
-  private pending: Uint8Array[] = [];
+  private pending: PendingRecord[] = [];
   private pendingBytes = 0;
   private logKeys: string[][] = [];
   private logBytes = 0;
@@ -156,6 +196,10 @@ export class NamespaceStore {
   private snapBytes = 0;
   private drop: string[][] = [];
   private metaDirty = false;
+  /** Remote deltas merged in memory were not written (a failed batch): the next batch writes a snapshot. */
+  private snapshotDue = false;
+  /** What the batch in flight holds, and the bookkeeping to go back to if it fails. */
+  private inflight: { records: PendingRecord[]; before: Bookkeeping } | undefined;
   meta: NamespaceMeta = { incarnation: 0, lastContactMs: null };
 
   constructor(
@@ -179,12 +223,21 @@ export class NamespaceStore {
   }
 
   get hasPending(): boolean {
-    return this.pending.length > 0 || this.metaDirty || this.drop.length > 0;
+    return this.pending.length > 0 || this.metaDirty || this.drop.length > 0 || this.snapshotDue;
   }
 
+  /** Queues a merged remote delta (already applied in memory) for the next batch. */
   append(delta: Uint8Array): void {
-    this.pending.push(delta);
+    this.pending.push({ bytes: delta });
     this.pendingBytes += delta.length;
+  }
+
+  /** Queues a prepared local write; the namespace applies it once its batch is durable. */
+  appendLocal(delta: Delta, bytes: Uint8Array, replica: NamespaceReplica): LocalWrite {
+    const local: LocalWrite = { delta, bytes, replica, outcome: 'pending' };
+    this.pending.push({ bytes, local });
+    this.pendingBytes += bytes.length;
+    return local;
   }
 
   setMeta(meta: NamespaceMeta): void {
@@ -192,35 +245,58 @@ export class NamespaceStore {
     this.metaDirty = true;
   }
 
-  /** Forgets everything stored (the next batch deletes it); used by a new incarnation. */
-  discardAll(): void {
+  /**
+   * Forgets everything stored (the next batch deletes it); used by a new
+   * incarnation. Local writes not yet applied fail with `reason`.
+   */
+  discardAll(reason: Error): void {
     this.drop.push(...this.logKeys, ...this.snapKeys);
     this.logKeys = [];
     this.snapKeys = [];
     this.logBytes = 0;
     this.snapBytes = 0;
+    this.snapshotDue = false;
+    for (const r of this.pending) if (r.local) this.failLocal(r.local, reason);
     this.pending = [];
     this.pendingBytes = 0;
+    if (this.inflight) {
+      // Should the batch in flight fail, there is nothing to go back to: every key is in `drop`.
+      const before = this.inflight.before;
+      this.inflight.before = { ...before, logKeys: [], logBytes: 0, snapKeys: [], snapBytes: 0, snapshotDue: false };
+      for (const r of this.inflight.records) if (r.local) this.failLocal(r.local, reason);
+    }
   }
 
-  /** The operations of the next batch. `replica` is read only when a snapshot is due. */
+  /**
+   * The operations of the next batch. `replica` (which holds what is applied:
+   * durable local writes and merged remote deltas) is read only when a
+   * snapshot is due; local writes not yet applied then go in a log record
+   * beside it.
+   */
   collect(replica: NamespaceReplica): StorageOp[] {
+    const before: Bookkeeping = {
+      logKeys: this.logKeys,
+      logBytes: this.logBytes,
+      nextLogSeq: this.nextLogSeq,
+      snapKeys: this.snapKeys,
+      snapBytes: this.snapBytes,
+      drop: this.drop,
+      metaDirty: this.metaDirty,
+      snapshotDue: this.snapshotDue,
+    };
+    const records = this.pending;
+    this.inflight = { records, before };
     const ops: StorageOp[] = [];
     for (const key of this.drop) ops.push({ type: 'del', key });
     this.drop = [];
-    if (this.pending.length > 0) {
-      if (this.logBytes + this.pendingBytes >= Math.max(this.compactLogBytes, this.snapBytes)) {
+    if (records.length > 0 || this.snapshotDue) {
+      let logged = records;
+      if (this.snapshotDue || this.logBytes + this.pendingBytes >= Math.max(this.compactLogBytes, this.snapBytes)) {
         this.snapshot(replica, ops);
-      } else {
-        const w = new ByteWriter(this.pendingBytes + 8 + this.pending.length * 4);
-        w.uint(this.pending.length);
-        for (const d of this.pending) w.bytes(d);
-        const data = sealRecord(w.finish());
-        const key = ['ev', this.ns, 'l', pad(this.nextLogSeq++, 12)];
-        ops.push({ type: 'put', key, data });
-        this.logKeys.push(key);
-        this.logBytes += data.length;
+        logged = records.filter((r) => r.local !== undefined);
+        this.snapshotDue = false;
       }
+      if (logged.length > 0) this.logRecord(logged, ops);
       this.pending = [];
       this.pendingBytes = 0;
     }
@@ -230,6 +306,79 @@ export class NamespaceStore {
       this.metaDirty = false;
     }
     return ops;
+  }
+
+  /** The batch of the last collect is durable: returns its local writes, in order, to apply. */
+  committed(): LocalWrite[] {
+    const records = this.inflight?.records ?? [];
+    this.inflight = undefined;
+    const out: LocalWrite[] = [];
+    for (const r of records) if (r.local) out.push(r.local);
+    return out;
+  }
+
+  /**
+   * The batch of the last collect failed: its bookkeeping is undone, its
+   * remote records are queued again (or, past MAX_REQUEUED_BYTES, left to a
+   * snapshot), and every local write not yet applied fails with `err`, queued
+   * ones included: they may build on the failed ones (a counter's share counts
+   * every earlier increment). Returns them.
+   */
+  failed(err: unknown): LocalWrite[] {
+    const failed: LocalWrite[] = [];
+    const inflight = this.inflight;
+    this.inflight = undefined;
+    const remote: PendingRecord[] = [];
+    if (inflight) {
+      const b = inflight.before;
+      this.logKeys = b.logKeys;
+      this.logBytes = b.logBytes;
+      this.nextLogSeq = b.nextLogSeq;
+      this.snapKeys = b.snapKeys;
+      this.snapBytes = b.snapBytes;
+      this.drop = [...b.drop, ...this.drop];
+      this.metaDirty ||= b.metaDirty;
+      this.snapshotDue ||= b.snapshotDue;
+      for (const r of inflight.records) {
+        if (r.local) failed.push(r.local);
+        else remote.push(r);
+      }
+    }
+    for (const r of this.pending) {
+      if (r.local) failed.push(r.local);
+      else remote.push(r);
+    }
+    let bytes = 0;
+    for (const r of remote) bytes += r.bytes.length;
+    if (bytes > MAX_REQUEUED_BYTES) {
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.snapshotDue = true;
+    } else {
+      this.pending = remote;
+      this.pendingBytes = bytes;
+    }
+    for (const w of failed) this.failLocal(w, err);
+    return failed;
+  }
+
+  private failLocal(w: LocalWrite, err: unknown): void {
+    if (w.outcome !== 'pending') return;
+    w.outcome = 'failed';
+    w.error = err;
+  }
+
+  private logRecord(records: readonly PendingRecord[], ops: StorageOp[]): void {
+    let size = 8;
+    for (const r of records) size += r.bytes.length + 4;
+    const w = new ByteWriter(size);
+    w.uint(records.length);
+    for (const r of records) w.bytes(r.bytes);
+    const data = sealRecord(w.finish());
+    const key = ['ev', this.ns, 'l', pad(this.nextLogSeq++, 12)];
+    ops.push({ type: 'put', key, data });
+    this.logKeys = [...this.logKeys, key];
+    this.logBytes += data.length;
   }
 
   private snapshot(replica: NamespaceReplica, ops: StorageOp[]): void {

@@ -11,7 +11,9 @@
  *   reply: exactly the states holding dots it lacks, O(difference).
  * - Majority: a 'majority' write pushes its delta to the namespace's known
  *   replicas and waits until a majority (counting this node) have it on disk;
- *   a 'majority' read pulls from a majority and merges before reading.
+ *   a 'majority' read pulls from a majority and merges before reading. The
+ *   majority is of the replicas heard from lately (KnownReplicas), or of the
+ *   call's `replicas` when larger, and never of this node alone.
  * - Hostile input: an undecodable, foreign or over-limit delta is dropped with
  *   a typed error that is counted, logged and emitted (`reject:decode`); the
  *   rest of the message and the namespace keep working.
@@ -29,10 +31,9 @@ import {
 } from '@parley/interface';
 import type { EventualNamespaceImpl } from './namespace.js';
 import { maxWallOf } from './persist.js';
+import { KnownReplicas } from './replicas.js';
 import { decodeGossip, decodeRequest, encodeGossip, encodeRequest, TAG_PULL, TAG_PUSH, TAG_RICH } from './wire.js';
 
-/** Largest set of remembered replicas per namespace. */
-export const MAX_KNOWN_REPLICAS = 1024;
 /** Rejected inputs (decaying by half every PENALTY_HALF_LIFE_MS) after which a peer's gossip is ignored. */
 export const MUTE_THRESHOLD = 20;
 export const PENALTY_HALF_LIFE_MS = 60_000;
@@ -58,26 +59,36 @@ export class Replicator {
   private readonly penalties = new Map<PeerId, { score: number; atMs: number; mutedUntil: number }>();
   private started = false;
   private stopped = false;
+  private readonly replicas: KnownReplicas;
+  /** Majority operations waiting for more replicas to become known. */
+  private readonly replicaListeners = new Set<(peer: PeerId) => void>();
 
   constructor(private readonly ns: EventualNamespaceImpl) {
     this.topic = `parley/ev/1/${ns.name}`;
     this.protocol = `parley/ev/1/${ns.name}`;
+    this.replicas = new KnownReplicas(ns.ctx.peerId, ns.options.replicaTtlMs);
   }
 
   private get transport() {
     return this.ns.ctx.transport;
   }
 
-  /** Peers known to replicate this namespace (persisted in the namespace's meta). */
+  /** Adopts the replicas persisted in the namespace's meta (when the namespace opens). */
+  loadReplicas(): void {
+    this.replicas.load(this.ns.store.meta.replicas, this.ns.now());
+  }
+
+  /** Peers known to replicate this namespace: heard from within `replicaTtlMs` (see KnownReplicas). */
   knownReplicas(): PeerId[] {
-    return this.ns.store.meta.replicas ?? [];
+    return this.replicas.list(this.ns.now());
   }
 
   private noteReplica(peer: PeerId): void {
-    const known = this.ns.store.meta.replicas ?? [];
-    if (peer === this.ns.ctx.peerId || known.includes(peer) || known.length >= MAX_KNOWN_REPLICAS) return;
-    this.ns.store.setMeta({ ...this.ns.store.meta, replicas: [...known, peer].sort() });
+    const change = this.replicas.heard(peer, this.ns.now());
+    if (change === undefined) return;
+    this.ns.store.setMeta({ ...this.ns.store.meta, replicas: this.replicas.toJSON() });
     this.ns.durable().catch(() => {});
+    if (change === 'new') for (const l of [...this.replicaListeners]) l(peer);
   }
 
   start(): void {
@@ -350,70 +361,84 @@ export class Replicator {
 
   // ---------------------------------------------------------------- majority
 
-  /** Acknowledgements needed from other replicas for a majority that counts this node. */
-  private majority(): { targets: PeerId[]; need: number } {
-    const targets = this.knownReplicas();
-    return { targets, need: Math.floor((targets.length + 1) / 2) };
+  /**
+   * Acknowledgements needed from other replicas for a majority that counts
+   * this node: of the known replicas and this node, or of `replicas` when
+   * that is larger. Without `replicas`, at least one other replica: a
+   * majority of a set this node does not know is not a majority.
+   */
+  majorityNeed(replicas: number | undefined): number {
+    const group = Math.max(this.knownReplicas().length + 1, replicas ?? 0);
+    return replicas === undefined ? Math.max(1, Math.floor(group / 2)) : Math.floor(group / 2);
   }
 
+  /**
+   * Runs `send` with known replicas until `need` of them succeed. Replicas
+   * that become known meanwhile are tried too; the deadline fails it with
+   * `timeout`, and so do failures that leave too few replicas to try.
+   */
   private async fromMajority(
     what: string,
+    replicas: number | undefined,
     timeoutMs: number | undefined,
     send: (peer: PeerId, timeoutMs: number) => Promise<void>,
   ): Promise<void> {
-    const { targets, need } = this.majority();
+    const need = this.majorityNeed(replicas);
     if (need === 0) return;
     const timeout = timeoutMs ?? this.ns.options.requestTimeoutMs;
     await new Promise<void>((resolve, reject) => {
+      const tried = new Set<PeerId>();
       let ok = 0;
       let failed = 0;
       let settled = false;
-      const fail = () => {
+      const finish = (err?: Error) => {
         if (settled) return;
         settled = true;
-        reject(
-          new TimeoutError(`${what}: ${ok} of ${need} replica acknowledgements within ${timeout} ms`, {
-            namespace: this.ns.name,
-            acks: ok,
-            need,
-            replicas: targets.length + 1,
-          }),
-        );
+        cancel();
+        this.replicaListeners.delete(tryPeer);
+        if (err) reject(err);
+        else resolve();
       };
-      const cancel = this.ns.ctx.scheduler.after(timeout, fail);
-      for (const peer of targets) {
+      const timedOut = () =>
+        new TimeoutError(`${what}: ${ok} of ${need} replica acknowledgements within ${timeout} ms`, {
+          namespace: this.ns.name,
+          acks: ok,
+          need,
+          known: this.knownReplicas().length,
+        });
+      const cancel = this.ns.ctx.scheduler.after(timeout, () => finish(timedOut()));
+      const tryPeer = (peer: PeerId) => {
+        if (settled || tried.has(peer)) return;
+        tried.add(peer);
         send(peer, timeout).then(
           () => {
             ok++;
-            if (!settled && ok >= need) {
-              settled = true;
-              cancel();
-              resolve();
-            }
+            if (ok >= need) finish();
           },
           () => {
             failed++;
-            if (targets.length - failed < need) {
-              cancel();
-              fail();
-            }
+            // Every replica known has been tried: fail once those left cannot make the majority.
+            const known = this.knownReplicas();
+            if (known.every((p) => tried.has(p)) && known.length - failed < need) finish(timedOut());
           },
         );
-      }
+      };
+      this.replicaListeners.add(tryPeer);
+      for (const peer of this.knownReplicas()) tryPeer(peer);
     });
   }
 
   /** Pushes a durable local delta to a majority of the known replicas (durable there too). */
-  pushToMajority(delta: Uint8Array, timeoutMs: number | undefined): Promise<void> {
+  pushToMajority(delta: Uint8Array, replicas: number | undefined, timeoutMs: number | undefined): Promise<void> {
     const req = encodeRequest(TAG_PUSH, delta);
-    return this.fromMajority('majority write', timeoutMs, async (peer, timeout) => {
+    return this.fromMajority('majority write', replicas, timeoutMs, async (peer, timeout) => {
       await this.transport.request(peer, this.protocol, req, { timeoutMs: timeout });
     });
   }
 
   /** Pulls and merges what a majority of the known replicas hold. */
-  pullFromMajority(timeoutMs: number | undefined): Promise<void> {
-    return this.fromMajority('majority read', timeoutMs, async (peer, timeout) => {
+  pullFromMajority(replicas: number | undefined, timeoutMs: number | undefined): Promise<void> {
+    return this.fromMajority('majority read', replicas, timeoutMs, async (peer, timeout) => {
       const digest = encodeDigest(this.ns.replica.digest());
       const reply = await this.transport.request(peer, this.protocol, encodeRequest(TAG_PULL, digest), {
         timeoutMs: timeout,

@@ -33,6 +33,23 @@ interface NsKey {
   key: string;
 }
 
+interface Majority {
+  consistency?: Consistency;
+  replicas?: number;
+}
+
+function readQuery(query: unknown): Majority {
+  const q = query as { consistency?: Consistency; replicas?: string };
+  return { consistency: q.consistency, replicas: q.replicas === undefined ? undefined : Number(q.replicas) };
+}
+
+/** The options a request's `consistency` and `replicas` give (the node checks `replicas`' range). */
+function majorityOf(m: Majority): { consistency?: Consistency; replicas?: number } {
+  return m.replicas === undefined
+    ? { consistency: m.consistency }
+    : { consistency: m.consistency, replicas: m.replicas };
+}
+
 export function registerReplicatedRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { node } = deps;
 
@@ -53,10 +70,8 @@ export function registerReplicatedRoutes(app: FastifyInstance, deps: RouteDeps):
     },
     async (request, reply) => {
       const { ns, key } = request.params as NsKey;
-      const body = request.body as { value: JsonValue; ttl_seconds?: number; consistency?: Consistency };
-      const entry = await node
-        .eventual(ns)
-        .set(key, body.value, { ttl: body.ttl_seconds, consistency: body.consistency });
+      const body = request.body as Majority & { value: JsonValue; ttl_seconds?: number };
+      const entry = await node.eventual(ns).set(key, body.value, { ttl: body.ttl_seconds, ...majorityOf(body) });
       return sendOk(reply, entry.operation === 'created' ? 201 : 200, wireEntry(entry, entry.operation));
     },
   );
@@ -74,10 +89,10 @@ export function registerReplicatedRoutes(app: FastifyInstance, deps: RouteDeps):
     },
     async (request, reply) => {
       const { ns, key } = request.params as NsKey;
-      const body = (request.body ?? {}) as { by?: number; ttl_seconds?: number; consistency?: Consistency };
+      const body = (request.body ?? {}) as Majority & { by?: number; ttl_seconds?: number };
       const entry = await node
         .eventual(ns)
-        .increment(key, body.by ?? 1, { ttl: body.ttl_seconds, consistency: body.consistency });
+        .increment(key, body.by ?? 1, { ttl: body.ttl_seconds, ...majorityOf(body) });
       return sendOk(reply, 200, wireEntry(entry));
     },
   );
@@ -95,8 +110,7 @@ export function registerReplicatedRoutes(app: FastifyInstance, deps: RouteDeps):
     },
     async (request, reply) => {
       const { ns, key } = request.params as NsKey;
-      const query = request.query as { consistency?: Consistency };
-      const entry = await node.eventual(ns).get(key, { consistency: query.consistency });
+      const entry = await node.eventual(ns).get(key, majorityOf(readQuery(request.query)));
       if (entry === undefined) throw new KeyNotFoundError(ns, key);
       return sendOk(reply, 200, wireEntry(entry));
     },
@@ -107,7 +121,7 @@ export function registerReplicatedRoutes(app: FastifyInstance, deps: RouteDeps):
     {
       schema: {
         tags,
-        summary: 'Delete an entry (a tombstone that replicates)',
+        summary: 'Delete an entry this replica holds (a tombstone that replicates); 404 writes nothing',
         params: nsKeyParams,
         querystring: replicatedReadQuery,
         response: {
@@ -121,8 +135,7 @@ export function registerReplicatedRoutes(app: FastifyInstance, deps: RouteDeps):
     },
     async (request, reply) => {
       const { ns, key } = request.params as NsKey;
-      const query = request.query as { consistency?: Consistency };
-      const deleted = await node.eventual(ns).delete(key, { consistency: query.consistency });
+      const deleted = await node.eventual(ns).delete(key, majorityOf(readQuery(request.query)));
       if (!deleted) throw new KeyNotFoundError(ns, key);
       return sendOk(reply, 200, { namespace: ns, key, deleted: true });
     },
