@@ -382,9 +382,28 @@ export function seed000Suite(backend: () => BackendUnderTest): void {
       expect(JSON.parse(inspect.stdout)).toMatchObject({ held: true, last_fence: grant.fence, waiters: 0 });
       const renew = await cli('lock', 'renew', '-n', 'docs4-cli', '-k', 'l', '-o', 'me', '-f', String(grant.fence));
       expect(renew.code, renew.stderr).toBe(0);
+      // Someone who does not hold it: renew and release both say who does (exit 4), and change nothing.
+      const fence = String(grant.fence);
+      const [theirRenew, theirRelease] = await Promise.all([
+        cli('lock', 'renew', '-n', 'docs4-cli', '-k', 'l', '-o', 'you', '-f', fence),
+        cli('lock', 'release', '-n', 'docs4-cli', '-k', 'l', '-o', 'you', '-f', fence),
+      ]);
+      expect(theirRenew.code).toBe(4);
+      expect(theirRenew.stderr).toMatch(/409 lock_held: lock 'docs4-cli\/l' is held by 'me'/);
+      expect(theirRelease.code).toBe(4);
+      expect(theirRelease.stderr).toMatch(/lock_held: lock 'docs4-cli\/l' is held by 'me'.*nothing was released/);
       const release = await cli('lock', 'release', '-n', 'docs4-cli', '-k', 'l', '-o', 'me', '-f', String(grant.fence));
       expect(release.code, release.stderr).toBe(0);
       expect(release.stdout).toContain('released docs4-cli/l');
+      // The grant has ended: renewing or releasing it again says so (exit 4, lease_lost).
+      const [again, twice] = await Promise.all([
+        cli('lock', 'renew', '-n', 'docs4-cli', '-k', 'l', '-o', 'me', '-f', fence),
+        cli('--output', 'json', 'lock', 'release', '-n', 'docs4-cli', '-k', 'l', '-o', 'me', '-f', fence),
+      ]);
+      expect(again.code).toBe(4);
+      expect(again.stderr).toMatch(/409 lease_lost: lock 'docs4-cli\/l': the grant of fence \d+ to 'me' has ended/);
+      expect(twice.code).toBe(4);
+      expect(JSON.parse(twice.stderr)).toMatchObject({ error: 'lease_lost' });
     });
   });
 }

@@ -12,6 +12,7 @@ import {
   KeyNotFoundError,
   LeaseLostError,
   LockHeldError,
+  LockLostError,
   NamespaceFullError,
   ParleyError,
   ValueTooLargeError,
@@ -40,11 +41,15 @@ export function errorFromPayload(payload: ErrorPayload): ParleyError {
       err = new LockHeldError(str(d.lock), str(d.owner), num(d.expiresAt));
       break;
     case 'lease_lost':
-      err = new LeaseLostError(
-        str(d.key),
-        num(d.epoch),
-        typeof d.currentEpoch === 'number' ? d.currentEpoch : undefined,
-      );
+      // A lock's ended grant names its lock; a lease's, its key and epoch.
+      err =
+        typeof d.lock === 'string'
+          ? new LockLostError(d.lock, str(d.owner), num(d.fence))
+          : new LeaseLostError(
+              str(d.key),
+              num(d.epoch),
+              typeof d.currentEpoch === 'number' ? d.currentEpoch : undefined,
+            );
       break;
     case 'fence_stale':
       err = new FenceStaleError(str(d.lock), num(d.fence), num(d.current));

@@ -294,7 +294,7 @@ describe('locks', () => {
       lock: { holder: null, lastFence: g.fence },
     });
     expect(h.code({ type: 'lock_renew', namespace: 'deploy', key: 'rollout', owner: 'w1', fence: g.fence })).toBe(
-      'key_not_found',
+      'lease_lost',
     );
     const g2 = grant(h.ok(acquire('w2')));
     expect(g2.fence).toBeGreaterThan(g.fence);

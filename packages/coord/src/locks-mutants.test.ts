@@ -72,13 +72,13 @@ describe('lock writes', () => {
     expect(acquire(h, 'c', 'x')).toBeGreaterThan(0);
   });
 
-  it('renew needs the holder’s own fence and owner; after a release it is key_not_found, never a throw', () => {
+  it('renew needs the holder’s own fence and owner (else lock_held); after a release it is lease_lost, never a throw', () => {
     const h = harness();
     const fence = acquire(h, 'k', 'a');
-    expect(h.code({ type: 'lock_renew', namespace: NS, key: 'k', owner: 'a', fence: fence + 1 })).toBe('key_not_found');
-    expect(h.code({ type: 'lock_renew', namespace: NS, key: 'k', owner: 'b', fence })).toBe('key_not_found');
+    expect(h.code({ type: 'lock_renew', namespace: NS, key: 'k', owner: 'a', fence: fence + 1 })).toBe('lock_held');
+    expect(h.code({ type: 'lock_renew', namespace: NS, key: 'k', owner: 'b', fence })).toBe('lock_held');
     h.ok({ type: 'lock_release', namespace: NS, key: 'k', owner: 'a', fence });
-    expect(h.code({ type: 'lock_renew', namespace: NS, key: 'k', owner: 'a', fence })).toBe('key_not_found');
+    expect(h.code({ type: 'lock_renew', namespace: NS, key: 'k', owner: 'a', fence })).toBe('lease_lost');
   });
 
   it('a release by another owner with the right fence frees nothing', () => {

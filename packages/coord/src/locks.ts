@@ -7,8 +7,8 @@
 import {
   FenceStaleError,
   InvalidArgumentError,
-  KeyNotFoundError,
   LockHeldError,
+  LockLostError,
   NamespaceFullError,
 } from '@parley/interface';
 import { fail, type LockHolder, type LockSlot, type LockWaiter, lockName, type Machine, ok } from './machine.js';
@@ -194,7 +194,11 @@ export function lockAcquire(
   return { type: 'lock', lock: grantView(namespace, key, slot.holder) };
 }
 
-/** The live holder matching (owner, fence), or the error explaining why not. */
+/**
+ * The live holder matching (owner, fence), or the error explaining why not: `fence_stale` when a
+ * newer grant exists, `lock_held` (naming the holder) when someone else holds the lock, and
+ * `lease_lost` when nobody does (this grant expired or was released, or never existed).
+ */
 export function heldBy(
   s: Machine,
   namespace: string,
@@ -205,8 +209,9 @@ export function heldBy(
   const slot = normalizedSlot(s, namespace, key);
   if (slot && fence < slot.lastFence) throw new FenceStaleError(lockName(namespace, key), fence, slot.lastFence);
   const holder = slot?.holder;
-  if (!slot || !holder || holder.fence !== fence || holder.owner !== owner) {
-    throw new KeyNotFoundError(namespace, key);
+  if (!slot || !holder) throw new LockLostError(lockName(namespace, key), owner, fence);
+  if (holder.fence !== fence || holder.owner !== owner) {
+    throw new LockHeldError(lockName(namespace, key), holder.owner, holder.expiresAt);
   }
   return { slot, holder };
 }

@@ -473,7 +473,7 @@ describe.skipIf(!bin)('locks on a 3-member etcd', () => {
     // etcd still keeps the slot key (its cleanup lease outlives the deadline, and a leader change restarted it).
     expect((await b.client.kv.range({ key: b.keys.lock('t', 'k') })).kvs).toHaveLength(1);
     expect(await codeOf(b.write({ type: 'lock_renew', namespace: 't', key: 'k', owner: 'h', fence: g.fence }))).toBe(
-      'key_not_found',
+      'lease_lost',
     );
     const next = grantOf(await b.write({ type: 'lock_acquire', namespace: 't', key: 'k', owner: 'o' }));
     expect(next.fence).toBeGreaterThan(g.fence);

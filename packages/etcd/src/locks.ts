@@ -47,7 +47,13 @@ import {
   checkNamespace,
   checkValue,
 } from '@parley/coord/validate';
-import { FenceStaleError, InvalidArgumentError, KeyNotFoundError, NamespaceFullError } from '@parley/interface';
+import {
+  FenceStaleError,
+  InvalidArgumentError,
+  LockHeldError,
+  LockLostError,
+  NamespaceFullError,
+} from '@parley/interface';
 import type { ICompare, IKeyValue, IRequestOp } from 'etcd3';
 import type { EtcdContext, OpCall, OpHandler } from './context.js';
 import { newRequest } from './context.js';
@@ -162,11 +168,15 @@ async function lockAcquire(ctx: EtcdContext, op: Op<'lock_acquire'>, call: OpCal
   throw contention(namespace, key);
 }
 
-/** coord's heldBy: the live holder matching (owner, fence), or the error explaining why not. */
+/**
+ * coord's heldBy: the live holder matching (owner, fence), or the error explaining why not —
+ * `fence_stale` (a newer grant), `lock_held` (someone else holds it), `lease_lost` (nobody does).
+ */
 function heldBy(namespace: string, key: string, state: LockState, owner: string, fence: number): HolderRecord {
   if (fence < state.lastFence) throw new FenceStaleError(lockName(namespace, key), fence, state.lastFence);
   const h = state.holder;
-  if (!h || h.fence !== fence || h.owner !== owner) throw new KeyNotFoundError(namespace, key);
+  if (!h) throw new LockLostError(lockName(namespace, key), owner, fence);
+  if (h.fence !== fence || h.owner !== owner) throw new LockHeldError(lockName(namespace, key), h.owner, h.expiresAt);
   return h;
 }
 

@@ -111,6 +111,20 @@ export class LeaseLostError extends ParleyError {
   }
 }
 
+/**
+ * A lock renewal by a grant that has ended (its TTL ran out, or it was released): code
+ * `lease_lost`, as for a lease. A renewal by someone who does not hold a held lock is `lock_held`.
+ */
+export class LockLostError extends ParleyError {
+  constructor(lock: string, owner: string, fence: number) {
+    super('lease_lost', `lock '${lock}': the grant of fence ${fence} to '${owner}' has ended (expired or released)`, {
+      lock,
+      owner,
+      fence,
+    });
+  }
+}
+
 export class FenceStaleError extends ParleyError {
   constructor(lock: string, fence: number, current: number) {
     super('fence_stale', `fence ${fence} on '${lock}' is stale: ${current} was granted since`, {

@@ -1,6 +1,6 @@
 /** `parley lock acquire|renew|release|inspect`: fenced locks with FIFO waits and TTL auto-release. */
 import type { Command } from 'commander';
-import { path, UsageError } from '../client.js';
+import { type ApiClient, ApiError, path, UsageError } from '../client.js';
 import { ctxOf, parseInteger, parseJson } from '../context.js';
 import { print } from '../output.js';
 
@@ -16,6 +16,36 @@ function ownerOf(opts: { owner?: string }): string {
 
 const nsKey = (c: Command) =>
   c.requiredOption('-n, --namespace <ns>', 'namespace').requiredOption('-k, --key <key>', 'key');
+
+/**
+ * Why a release freed nothing, as the error `lock renew` would give (exit 4): `lock_held` naming
+ * the holder when someone else holds the lock, else `lease_lost` (this grant expired or was
+ * released already). The server answers such a release 200 `released: false` (a retried release
+ * must not fail); the command line makes it an error, so a script sees it did not hold the lock.
+ */
+async function notReleased(
+  client: ApiClient,
+  lockPath: string,
+  lock: string,
+  grant: { owner: string; fence: number },
+): Promise<ApiError> {
+  const holder = await client
+    .call<{ holder: { owner: string; fence: number; expires_at: string } | null }>('GET', lockPath)
+    .then((r) => r.data.holder)
+    .catch(() => null);
+  if (holder !== null && (holder.owner !== grant.owner || holder.fence !== grant.fence)) {
+    return new ApiError({
+      status: 0,
+      error: 'lock_held',
+      msg: `lock '${lock}' is held by '${holder.owner}' (fence ${holder.fence}, until ${holder.expires_at}); nothing was released`,
+    });
+  }
+  return new ApiError({
+    status: 0,
+    error: 'lease_lost',
+    msg: `lock '${lock}': the grant of fence ${grant.fence} to '${grant.owner}' has ended (expired or released); nothing was released`,
+  });
+}
 
 export function lockCommands(program: Command): void {
   const lock = program
@@ -56,16 +86,16 @@ export function lockCommands(program: Command): void {
     });
 
   nsKey(lock.command('release'))
-    .description('release a lock; the next waiter gets a higher fence')
+    .description('release a lock; the next waiter gets a higher fence (exit 4 if this grant did not hold it)')
     .option('-o, --owner <owner>', 'the holder (default $PARLEY_OWNER)')
     .requiredOption('-f, --fence <n>', 'the fence the grant returned')
     .action(async (opts, command: Command) => {
       const { client, out } = ctxOf(command);
       const body = { owner: ownerOf(opts), fence: parseInteger('--fence', opts.fence) };
-      const { data } = await client.call<Grant>('POST', `${BASE}${path(opts.namespace, opts.key)}/release`, { body });
-      print(out, data, (d: Grant) =>
-        d.released === true ? `released ${d.namespace}/${d.key}` : `${d.namespace}/${d.key} was not held by this grant`,
-      );
+      const lockPath = `${BASE}${path(opts.namespace, opts.key)}`;
+      const { data } = await client.call<Grant>('POST', `${lockPath}/release`, { body });
+      if (data.released !== true) throw await notReleased(client, lockPath, `${opts.namespace}/${opts.key}`, body);
+      print(out, data, (d: Grant) => `released ${d.namespace}/${d.key}`);
     });
 
   nsKey(lock.command('inspect'))

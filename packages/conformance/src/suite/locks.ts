@@ -38,6 +38,25 @@ export function locksSuite(b: BackendUnderTest): void {
       await expect(locks.renew('rollout', { owner: 'a', fence: first.fence })).rejects.toSatisfy(code('fence_stale'));
     });
 
+    it('renew by someone who does not hold the lock is lock_held naming the holder; after release, lease_lost', async () => {
+      const locks = (await b.node()).locks('renewals');
+      const held = await locks.acquire('k', { owner: 'a', ttl: 30 });
+      for (const wrong of [
+        { owner: 'b', fence: held.fence }, // another owner with the holder's fence
+        { owner: 'a', fence: held.fence + 1 }, // a fence never granted
+      ]) {
+        const err = await locks.renew('k', wrong).catch((e: unknown) => e);
+        expect(err).toSatisfy(code('lock_held'));
+        expect((err as { details: object }).details).toMatchObject({ owner: 'a', expiresAt: held.expiresAt });
+        expect((err as Error).message).toContain("held by 'a'");
+      }
+      expect((await locks.inspect('k')).holder).toMatchObject({ owner: 'a', fence: held.fence });
+      expect(await locks.release('k', { owner: 'a', fence: held.fence })).toBe(true);
+      await expect(locks.renew('k', { owner: 'a', fence: held.fence })).rejects.toSatisfy(code('lease_lost'));
+      await expect(locks.renew('never', { owner: 'a', fence: 1 })).rejects.toSatisfy(code('lease_lost'));
+      expect((await locks.inspect('k')).holder).toBeNull();
+    });
+
     it('waiters are granted in arrival order, each with a higher fence', async () => {
       const locks = (await b.node()).locks('fifo');
       const held = await locks.acquire('k', { owner: 'h', ttl: 30 });

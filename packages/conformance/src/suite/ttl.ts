@@ -84,6 +84,10 @@ export function ttlSuite(b: BackendUnderTest): void {
       await expect(locks.acquire('nightly', { owner: 'survivor' })).rejects.toSatisfy(code('lock_held'));
       await passTime(node, clock, 5_000);
       expect((await locks.inspect('nightly')).holder).toBeNull();
+      // Renewing an expired grant (nobody has the lock since) says it ended: lease_lost, not key_not_found.
+      const expired = await locks.renew('nightly', { owner: 'crashed', fence: dead.fence }).catch((e: unknown) => e);
+      expect(expired).toSatisfy(code('lease_lost'));
+      expect((expired as { details: object }).details).toMatchObject({ owner: 'crashed', fence: dead.fence });
       const next = await locks.acquire('nightly', { owner: 'survivor', ttl: 30 });
       expect(next.fence).toBeGreaterThan(dead.fence);
       await expect(ns.set('k', 'late', { fence: dead })).rejects.toSatisfy(code('fence_stale'));

@@ -356,8 +356,8 @@ export function startNodeStrongWorkload(
         { owner, fence },
         () => locks.renew(key, { owner, fence, ttl: 1 + rng.int(3) }),
         () => ({}),
-        // An expired, not re-granted lock renews as key_not_found: the grant is over.
-        { fence_stale: 'fence_stale', key_not_found: 'lease_lost' },
+        // An expired, not re-granted lock renews as lease_lost: the grant is over.
+        { fence_stale: 'fence_stale', lease_lost: 'lease_lost' },
         forget,
       );
     } else if ((kind === 2 || kind === 3) && fence !== undefined) {

@@ -467,7 +467,7 @@ export class Recorder {
           { owner: options.owner, fence: options.fence },
           g(() => inner.renew(key, options)),
           () => ({}),
-          { fence_stale: 'fence_stale', key_not_found: 'lease_lost' },
+          { fence_stale: 'fence_stale', lease_lost: 'lease_lost' },
         ),
       release: (key, options) =>
         this.call(
