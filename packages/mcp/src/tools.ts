@@ -23,8 +23,9 @@ type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 /** While a call is in flight, a progress notification this often (when the client asked for progress). */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 10_000;
 
+/** Options of the MCP tools (`createMcpServer(client, options)`). */
 export interface ToolOptions {
-  /** Default DEFAULT_PROGRESS_INTERVAL_MS. */
+  /** How often a long call sends a progress notification to a client that asked for progress; default DEFAULT_PROGRESS_INTERVAL_MS. */
   progressIntervalMs?: number;
 }
 
