@@ -302,6 +302,26 @@ export interface NodeStatus {
   listen: string[];
   peers: PeerId[];
   namespaces: NamespaceStatus[];
+  /** Faults of this node's own disk (empty while healthy): see `health()`. */
+  faults: StorageFault[];
+}
+
+/**
+ * A store of this node's disk that failed a write and refuses writes until the
+ * node restarts: `kv` (eventual namespaces) or `raft` (the Raft log; the member
+ * then left the strong group's service).
+ */
+export interface StorageFault {
+  store: 'kv' | 'raft';
+  /** `storage_full`, `storage_unwritable`, `storage_failed`, `storage_corrupt`, or another code of the error. */
+  code: string;
+  message: string;
+}
+
+/** What readiness needs, in O(1): see `ParleyNode.health()`. */
+export interface NodeHealth {
+  /** Faults of this node's own disk, by store; empty while healthy. */
+  faults: StorageFault[];
 }
 
 export interface ParleyNode {
@@ -315,6 +335,8 @@ export interface ParleyNode {
   /** Observability hooks of both modules (the HTTP server exports them as Prometheus series). */
   readonly events: TypedEvents<NodeEvents>;
   status(): Promise<NodeStatus>;
+  /** Cheap health (O(1), no I/O): the faults of this node's own disk. Readiness reads it. */
+  health(): NodeHealth;
   /** Flushes, persists and stops within a bound. Idempotent. */
   close(): Promise<void>;
 }

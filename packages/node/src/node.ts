@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import {
   Emitter,
   InvalidArgumentError,
+  isParleyError,
   type RaftLogStorage,
   SeededRandom,
   systemClock,
@@ -32,8 +33,10 @@ import type {
   EventualNamespace,
   Locks,
   NamespaceStatus,
+  NodeHealth,
   NodeStatus,
   ParleyNode,
+  StorageFault,
   StrongNamespace,
 } from './api.js';
 import type { NodeContext, NodeEvents, NodeLogger, NodeStorage } from './context.js';
@@ -58,6 +61,8 @@ export interface StrongModule {
   locks(namespace: string): Locks;
   readonly cluster: Cluster;
   status(): NamespaceStatus[] | Promise<NamespaceStatus[]>;
+  /** The error that stopped this member's share of the strong side (a failed Raft-log save), if any. */
+  fault?(): unknown;
   close(): Promise<void>;
 }
 
@@ -219,9 +224,24 @@ export async function createNode(options: NodeOptions = {}): Promise<ParleyNodeI
       get cluster() {
         return strongModule ? strongModule.cluster : unwiredCluster;
       },
+      health(): NodeHealth {
+        const faults: StorageFault[] = [];
+        const kv = commits.fault;
+        if (kv) faults.push({ store: 'kv', code: kv.code, message: kv.message });
+        const raft = strongModule?.fault?.();
+        if (raft !== undefined) {
+          faults.push({
+            store: 'raft',
+            code: isParleyError(raft) ? raft.code : 'storage_failed',
+            message: String((raft as Error)?.message ?? raft),
+          });
+        }
+        return { faults };
+      },
       async status(): Promise<NodeStatus> {
         const strongStatus = strongModule ? await strongModule.status() : [];
         return {
+          faults: this.health().faults,
           peerId: transport.peerId,
           replicaId: transport.peerId,
           dataDir,

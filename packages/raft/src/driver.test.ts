@@ -159,6 +159,54 @@ describe('RaftDriver', () => {
     for (const d of drivers.values()) d.stop();
   });
 
+  it('a leader whose save fails steps down, stops, and the others elect a leader among themselves', async () => {
+    const time = new VirtualTime();
+    const net = new Loopback();
+    const ids = ['a', 'b', 'c'];
+    const rng = new SeededRandom(12);
+    const drivers = new Map<string, RaftDriver>();
+    const storages = new Map<string, MemoryRaftStorage>();
+    const soft = new Map<string, string[]>();
+    const errors: unknown[] = [];
+    for (const id of ids) {
+      const storage = new MemoryRaftStorage();
+      storages.set(id, storage);
+      soft.set(id, []);
+      const d = new RaftDriver({
+        raft: { id, random: rng.fork(), voters: ids },
+        storage,
+        transport: net.transport(id),
+        scheduler: time,
+        stateMachine: new Log(),
+        tickMs: 100,
+        onSoftState: (ss) => soft.get(id)?.push(`${ss.state}:${ss.lead}`),
+        onError: (err) => errors.push(err),
+      });
+      drivers.set(id, d);
+      await d.start();
+    }
+    await time.advance(3_000);
+    const leader = [...drivers.values()].find((d) => d.status().state === 'leader') as RaftDriver;
+    const disk = storages.get(leader.id) as MemoryRaftStorage;
+    const full = new Error('No space left on device');
+    disk.save = async () => {
+      throw full;
+    };
+    leader.propose(new TextEncoder().encode('lost'));
+    await time.advance(10);
+    expect(errors).toEqual([full]);
+    expect(leader.fault).toBe(full);
+    expect(leader.status()).toMatchObject({ state: 'follower', lead: '' });
+    expect(soft.get(leader.id)?.at(-1)).toBe('follower:');
+    expect(() => leader.propose(new TextEncoder().encode('after'))).toThrow(); // not the leader
+    await time.advance(3_000);
+    const others = [...drivers.values()].filter((d) => d !== leader);
+    const next = others.find((d) => d.status().state === 'leader');
+    expect(next).toBeDefined();
+    expect(leader.status()).toMatchObject({ state: 'follower', lead: '' }); // and it stays out
+    for (const d of drivers.values()) d.stop();
+  });
+
   it('labels a snapshot taken inside apply with the last index of that batch', async () => {
     const time = new VirtualTime();
     const net = new Loopback();

@@ -57,7 +57,10 @@ export interface RaftDriverOptions {
   onReadState?(rs: ReadState): void;
   /** Leader or role changes. */
   onSoftState?(ss: SoftState): void;
-  /** A fatal storage or state machine error: the driver has stopped. */
+  /**
+   * A fatal storage or state machine error: the driver has stopped, and this
+   * member has stepped down (it reports itself a follower with no leader).
+   */
   onError?(err: unknown): void;
 }
 
@@ -95,6 +98,8 @@ export class RaftDriver {
   droppedMessages = 0;
   /** Saves written without sync (only the commit index moved). */
   unsyncedSaves = 0;
+  /** The fatal error that stopped the driver (a failed save, a state machine that threw), if any. */
+  fault: unknown;
 
   constructor(opts: RaftDriverOptions) {
     this.opts = opts;
@@ -266,12 +271,29 @@ export class RaftDriver {
         await this.handleReady();
       }
     } catch (err) {
-      this.stop();
-      this.opts.onError?.(err);
+      this.fail(err);
     } finally {
       this.running = false;
     }
     if (!this.stopped && (this.inbox.length > 0 || this.pendingTicks > 0 || this.unreachable.size > 0)) this.kick();
+  }
+
+  /**
+   * A save failed (or the state machine threw): this member can no longer
+   * vouch for its log, so it leaves the group's service. It stops (no ticks,
+   * no messages: the others elect a leader among themselves), and steps down
+   * in memory (nothing more is persisted), so it names no leader — itself
+   * least of all — and refuses proposals and reads with `not_leader`.
+   */
+  private fail(err: unknown): void {
+    this.fault ??= err;
+    this.stop();
+    const raft = this.node.raft;
+    if (raft.state !== 'follower' || raft.lead !== '') {
+      raft.becomeFollower(raft.term, '');
+      this.opts.onSoftState?.({ lead: '', state: 'follower' });
+    }
+    this.opts.onError?.(err);
   }
 
   private drainInput(): void {

@@ -5,6 +5,7 @@
  * number is up to the user); routes are route templates, not raw paths.
  */
 import type { TypedEvents, Unsubscribe } from '@parley/interface';
+import type { NodeHealth } from '@parley/node';
 import type { NodeEvents } from '@parley/node/context';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -35,7 +36,14 @@ export class ServerMetrics {
     registers: [this.registry],
   });
 
-  constructor(events: TypedEvents<NodeEvents>, options: { defaultMetrics?: boolean } = {}) {
+  constructor(
+    events: TypedEvents<NodeEvents>,
+    options: {
+      defaultMetrics?: boolean;
+      /** The node's health, read at every scrape for `parley_storage_faulted`. */
+      health?: () => NodeHealth;
+    } = {},
+  ) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'parley_process_' });
     const r = [this.registry];
 
@@ -79,6 +87,22 @@ export class ServerMetrics {
       ['reason'] as const,
     );
     const fsync = histogram('parley_storage_fsync_seconds', 'Storage fsync latency.', LATENCY_BUCKETS_SECONDS);
+    const faults = counter(
+      'parley_storage_faults_total',
+      "Faults of the node's own disk, by store (kv: eventual, raft: the Raft log) and error code.",
+      ['store', 'code'] as const,
+    );
+    const health = options.health;
+    new Gauge({
+      name: 'parley_storage_faulted',
+      help: "1 while a store of the node's own disk refuses writes (until the node restarts), else 0.",
+      labelNames: ['store'] as const,
+      registers: r,
+      collect() {
+        const faulted = new Set((health?.().faults ?? []).map((f) => f.store));
+        for (const store of ['kv', 'raft'] as const) this.set({ store }, faulted.has(store) ? 1 : 0);
+      },
+    });
 
     const on = <K extends keyof NodeEvents>(type: K, listener: (payload: NodeEvents[K]) => void) =>
       this.unsubscribes.push(events.on(type, listener));
@@ -103,6 +127,7 @@ export class ServerMetrics {
     on('reject:drift', (e) => rejections.inc({ reason: 'drift' }, e.count));
     on('reject:decode', () => rejections.inc({ reason: 'decode' }));
     on('storage:fsync', (e) => fsync.observe(e.ms / 1000));
+    on('storage:fault', (e) => faults.inc({ store: e.store, code: e.code }));
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {

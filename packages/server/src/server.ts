@@ -91,7 +91,10 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   registerJsonBodyParser(app); // `__proto__` is an ordinary key (json-body.ts)
 
-  const metrics = new ServerMetrics(options.node.events, { defaultMetrics: options.defaultMetrics });
+  const metrics = new ServerMetrics(options.node.events, {
+    defaultMetrics: options.defaultMetrics,
+    health: () => options.node.health(),
+  });
   const streams = new Set<SseStream>();
   const deps: RouteDeps = {
     node: options.node,

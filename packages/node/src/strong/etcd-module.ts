@@ -85,6 +85,7 @@ export function createEtcdStrongModule(
     cluster,
     backend,
     status: faces.status,
+    fault: () => undefined, // etcd keeps the strong state on its own disks
     close: () => backend.close(),
   };
 }

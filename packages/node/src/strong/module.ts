@@ -38,6 +38,8 @@ export interface StrongModule {
   readonly backend: StrongBackend;
   /** Strong namespaces this member holds entries in (empty on a non-member): keys and value bytes. */
   status(): Promise<NamespaceStatus[]>;
+  /** The error that stopped this member's Raft driver (a failed log save), if any. */
+  fault(): unknown;
   /** Stops the Raft driver and fails pending calls (retryable). Idempotent. */
   close(): Promise<void>;
 }
@@ -89,6 +91,7 @@ export async function createStrongModule(
     options: resolved,
     backend,
     status: faces.status,
+    fault: () => replica.fatal,
     close: () => backend.close(),
   };
 }

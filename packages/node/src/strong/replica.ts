@@ -24,6 +24,7 @@ import {
 } from '@parley/coord';
 import {
   type Cancel,
+  isParleyError,
   NotLeaderError,
   type PeerId,
   type RaftEntry,
@@ -133,8 +134,16 @@ export class StrongReplica {
       onReadState: (rs) => this.onReadState(rs.index, rs.context),
       onSoftState: (ss) => this.onSoftState(ss),
       onError: (err) => {
+        // The driver stopped and stepped down: this member is out of the group until restarted.
         this.fatal = err;
-        this.ctx.logger.error({ err: String(err) }, 'strong: raft driver stopped');
+        const code = isParleyError(err) ? err.code : 'internal';
+        this.ctx.logger.error(
+          { err: String(err), code },
+          code.startsWith('storage_')
+            ? 'storage fault: the Raft log refuses writes; this member left the strong group until the node restarts'
+            : 'strong: raft driver stopped; this member left the strong group until the node restarts',
+        );
+        if (code.startsWith('storage_')) this.ctx.events.emit('storage:fault', { store: 'raft', code });
         this.failAll(err);
       },
     });

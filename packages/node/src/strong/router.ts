@@ -28,6 +28,7 @@ import {
   NotLeaderError,
   ParleyError,
   type PeerId,
+  StorageFailedError,
   TimeoutError,
   UnavailableError,
 } from '@parley/interface';
@@ -240,6 +241,8 @@ export class StrongRouter {
     let last: unknown;
     for (;;) {
       if (this.closed) throw new ClosedError('strong module');
+      // A member whose Raft log failed has left the group: fail at once with the fault's code.
+      if (this.replica.fatal !== undefined) throw faultError(this.replica.fatal);
       const left = deadlineMs - this.ctx.clock.nowMs();
       if (left <= 0) {
         const details = { lastError: isParleyError(last) ? last.code : String(last ?? 'none') };
@@ -290,6 +293,12 @@ export class StrongRouter {
       this.timers.add(cancel);
     });
   }
+}
+
+/** The typed error strong calls through a member whose driver stopped fail with. */
+function faultError(fatal: unknown): ParleyError {
+  if (isParleyError(fatal)) return fatal;
+  return new StorageFailedError('raft', `the Raft driver stopped: ${String((fatal as Error)?.message ?? fatal)}`);
 }
 
 function encodeAnswer(a: Answer): Uint8Array {

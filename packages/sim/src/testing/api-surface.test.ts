@@ -21,7 +21,18 @@ import type { Recorder } from './recorder.js';
 /** The members of T that may be left out. */
 type OptionalKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? K : never }[keyof T];
 
-const NODE = ['peerId', 'addresses', 'eventual', 'strong', 'locks', 'cluster', 'events', 'status', 'close'] as const;
+const NODE = [
+  'peerId',
+  'addresses',
+  'eventual',
+  'strong',
+  'locks',
+  'cluster',
+  'events',
+  'status',
+  'health',
+  'close',
+] as const;
 const STRONG = [
   'name',
   'set',

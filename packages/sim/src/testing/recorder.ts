@@ -190,6 +190,7 @@ export class Recorder {
       strong: (ns) => this.wrapStrong(node.strong(ns), ns, index, guard),
       locks: (ns) => this.wrapLocks(node.locks(ns), ns, index, guard),
       status: () => node.status(),
+      health: () => node.health(),
       close: () => node.close(),
     };
   }
