@@ -112,7 +112,7 @@ describe('strong namespaces across processes', () => {
       type Entry = { value: unknown; version: string };
       const kv = {
         set: (key: string, value: number, o: { ifVersion?: string } = {}) =>
-          node.call<{ entry: Entry }>('strong', 'kv', 'set', [key, value, o]),
+          node.call<Entry>('strong', 'kv', 'set', [key, value, o]),
         get: (key: string) => node.call<Entry | null>('strong', 'kv', 'get', [key]),
       };
       let version: string | undefined;
@@ -131,10 +131,10 @@ describe('strong namespaces across processes', () => {
             key,
             version ? { value, ifVersion: version } : { value },
             () => kv.set(key, value, version ? { ifVersion: version } : {}),
-            (v) => ({ version: v.entry.version }),
+            (v) => ({ version: v.version }),
             { version_mismatch: 'version_mismatch', key_not_found: 'version_mismatch' },
           );
-          version = r?.entry.version;
+          version = r?.version;
         } else if (roll === 2) {
           const e = await call(
             'entry',
@@ -161,10 +161,10 @@ describe('strong namespaces across processes', () => {
             dk,
             { value: n },
             () => kv.set(dk, n),
-            (v) => ({ version: v.entry.version }),
+            (v) => ({ version: v.version }),
             {},
           );
-          if (r) acked.push({ key: dk, version: r.entry.version });
+          if (r) acked.push({ key: dk, version: r.version });
         } else if (roll === 4) {
           const lk = `m${c % 2}`;
           type Grant = { namespace: string; key: string; fence: number };
