@@ -512,7 +512,7 @@ export class EventualNamespaceImpl implements EventualNamespace, CommitSource {
    * acknowledgement and its gossip wait for) queues behind them. Nothing waits on
    * these: a crash in the window loses only copies that peers still hold durably
    * (the origin wrote them before sending), and anti-entropy brings them back. A
-   * local write's batch takes them along; a pull is answered only after durable().
+   * local write's batch takes them along.
    */
   private commitRemote(): void {
     if (this.options.remoteCommitDelayMs === 0) {

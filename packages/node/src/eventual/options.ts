@@ -19,8 +19,8 @@ export interface EventualOptions {
   /**
    * Longest a delta merged from a peer (gossip, anti-entropy) waits before its batch is
    * written: remote deltas arriving within this window share one fsync. Local writes are
-   * unaffected (durable before acknowledged), and a node serves a pull only once what it
-   * hands out is durable. Default 50 ms; 0 writes each one at once.
+   * unaffected (durable before applied); a crash in the window loses only copies their
+   * origin holds durably. Default 50 ms; 0 writes each one at once.
    */
   remoteCommitDelayMs?: number;
   /** Largest gossip message (several deltas); larger batches are split. Default 256 KiB. */

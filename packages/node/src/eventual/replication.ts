@@ -272,9 +272,10 @@ export class Replicator {
         this.reject(from, err);
         throw err;
       }
-      const reply = encodeDelta(this.ns.replica.deltaFor(digest));
-      await this.ns.durable(); // never hand out what is not on disk yet
-      return reply;
+      // The replica holds only what is safe to hand out: local writes are applied once durable,
+      // and merged remote deltas are durable at their origin (which wrote them before sending).
+      // So a pull needs no fsync here, and a node whose disk faulted still serves anti-entropy.
+      return encodeDelta(this.ns.replica.deltaFor(digest));
     }
     if (req.tag === TAG_PUSH) {
       let delta: Delta;

@@ -65,6 +65,25 @@ describe('an eventual write whose disk batch fails', () => {
     await c.stop('b');
   });
 
+  it('a node whose disk faulted still serves anti-entropy: what it holds durably reaches a peer', async () => {
+    const c = memoryCluster();
+    const a = await c.start('a');
+    const b = await c.start('b');
+    await b.eventualModule.namespace('ae').ready;
+    c.network.partition(['a'], ['b']);
+    await a.eventual('ae').set('durable', 1); // on a's disk; b has not got it
+    failBatches(a, diskFull, 1000);
+    await expect(a.eventual('ae').set('lost', 2)).rejects.toMatchObject({ code: 'storage_full' });
+    c.network.heal();
+    await eventually(async () => {
+      await b.eventualModule.namespace('ae').replication.antiEntropyWith('a');
+      return (await b.eventual('ae').get('durable')) !== undefined;
+    });
+    expect(await b.eventual('ae').get('lost')).toBeUndefined();
+    await c.stop('a');
+    await c.stop('b');
+  });
+
   it('an increment retried after the failure counts once, after a restart or a transient failure', async () => {
     const c = memoryCluster();
     let node = await c.start('a');
