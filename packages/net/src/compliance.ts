@@ -210,7 +210,7 @@ export function transportCompliance(name: string, target: ComplianceTarget): voi
       expect(err.code).toBe('value_too_large');
     });
 
-    it('hands a handler’s ParleyError to the caller with the same code and message', async () => {
+    it('hands a handler’s ParleyError to the caller with the same code, message and details', async () => {
       h.at(1).handle('fails', (_from, request) => {
         const mode = text(request);
         if (mode === 'sync') throw new ParleyError('version_mismatch', 'expected v1, found v2', { key: 'k' });
@@ -219,9 +219,12 @@ export function transportCompliance(name: string, target: ComplianceTarget): voi
       const sync = await h.rejection(h.at(0).request(h.at(1).peerId, 'fails', bytes('sync')));
       expect(sync.code).toBe('version_mismatch');
       expect(sync.message).toBe('expected v1, found v2');
+      expect(sync.details.key).toBe('k');
       const asyncErr = await h.rejection(h.at(0).request(h.at(1).peerId, 'fails', bytes('async')));
       expect(asyncErr.code).toBe('not_leader');
       expect(asyncErr.message).toBe('not the leader; try n3');
+      // A caller follows the hint in the details (the strong router does).
+      expect(asyncErr.details.leaderHint).toBe('n3');
       expect(isParleyError(asyncErr, 'not_leader')).toBe(true);
     });
 

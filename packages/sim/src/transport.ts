@@ -40,10 +40,25 @@ interface PendingRequest {
   cancelTimer: () => void;
 }
 
-type Reply = { type: 'ok'; data: Uint8Array } | { type: 'error'; code: ErrorCode; message: string };
+type Reply =
+  | { type: 'ok'; data: Uint8Array }
+  | { type: 'error'; code: ErrorCode; message: string; details?: Record<string, unknown> };
 
-function remoteError(code: ErrorCode, message: string): ParleyError {
-  return new ParleyError(code, message, { remote: true });
+/** Longest JSON rendering of an error's details carried back (as the libp2p frame's bound). */
+const MAX_ERROR_DETAILS_BYTES = 4096;
+
+/** An error's details as they cross a real wire: a JSON copy, or none if too large or not JSON. */
+function wireDetails(details: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  try {
+    const text = JSON.stringify(details);
+    return text !== undefined && text.length <= MAX_ERROR_DETAILS_BYTES ? JSON.parse(text) : {};
+  } catch {
+    return {};
+  }
+}
+
+function remoteError(code: ErrorCode, message: string, details: Record<string, unknown> = {}): ParleyError {
+  return new ParleyError(code, message, { ...details, remote: true });
 }
 
 export class SimTransport implements Transport {
@@ -217,7 +232,7 @@ export class SimTransport implements Transport {
       (err: unknown) => {
         if (this.state !== 'started') return;
         if (err instanceof ParleyError && err.code in ERROR_STATUS) {
-          reply({ type: 'error', code: err.code, message: err.message });
+          reply({ type: 'error', code: err.code, message: err.message, details: wireDetails(err.details) });
         } else {
           reply({ type: 'error', code: 'unavailable', message: err instanceof Error ? err.message : String(err) });
         }
@@ -244,7 +259,7 @@ export class SimTransport implements Transport {
     if (!p || this.state !== 'started') return; // duplicate, late, or dead
     this.settle(id);
     if (reply.type === 'ok') p.resolve(reply.data.slice());
-    else p.reject(remoteError(reply.code, reply.message));
+    else p.reject(remoteError(reply.code, reply.message, reply.details));
   }
 
   /** Removes a pending request; false when it had already settled. */

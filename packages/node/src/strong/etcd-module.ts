@@ -44,7 +44,7 @@ function managedByEtcd(what: string): never {
 export function createEtcdStrongModule(
   ctx: NodeContext,
   options: EtcdStrongOptions,
-): Omit<StrongModule, 'replica' | 'router' | 'options'> {
+): Omit<StrongModule, 'replica' | 'router' | 'sessions' | 'options'> {
   const backend = new EtcdBackend({
     endpoints: options.endpoints,
     ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),

@@ -33,6 +33,8 @@ export interface StrongModule {
   /** This member's replica (status, hooks for tests and the simulator). */
   readonly replica: StrongReplica;
   readonly router: StrongRouter;
+  /** This node's client sessions (counts for tests and the simulator). */
+  readonly sessions: SessionPool;
   readonly options: ResolvedStrongOptions;
   /** The seam every strong call goes through (kind `'raft'`). */
   readonly backend: StrongBackend;
@@ -88,6 +90,7 @@ export async function createStrongModule(
     cluster,
     replica,
     router,
+    sessions: pool,
     options: resolved,
     backend,
     status: faces.status,

@@ -92,34 +92,41 @@ async function groupWithClient(
 const isClaim = (op: Operation) => op.type === 'claim';
 
 describe('session pool: a write whose answer is lost', () => {
-  it('is answered with its first result although more later results passed on its session than coord keeps', async () => {
-    const lost = new LostAnswer(isClaim);
-    const { client } = await groupWithClient(lost, { maxSessions: 1 });
-    const ns = client.module.strong('jobs');
-    await ns.set('warm', 0);
+  it.each([
+    { remembered: 64, limits: {} },
+    { remembered: 8, limits: { maxResultsPerSession: 8 } },
+  ])(
+    'is answered with its first result although more later results passed on its session than coord keeps ($remembered)',
+    async ({ remembered, limits }) => {
+      const lost = new LostAnswer(isClaim);
+      const { client } = await groupWithClient(lost, { maxSessions: 1, limits }, { limits });
+      const ns = client.module.strong('jobs');
+      await ns.set('warm', 0);
 
-    let settled = false;
-    const claim = ns.claim('daily', 'mine').finally(() => {
-      settled = true;
-    });
-    await waitFor(() => lost.delivered, 2_000);
-    // Eight workers keep writing through the same (only) session meanwhile.
-    let answered = 0;
-    const workers = Array.from({ length: 8 }, async (_, w) => {
-      for (let i = 0; !settled; i++) {
-        await ns.set(`w${w}-${i % 4}`, i);
-        answered++;
-        // Far more than coord's 64 remembered results: the claim's answer would be forgotten.
-        if (answered === 80) lost.release();
-      }
-    });
-    const won = await claim;
-    await Promise.all(workers);
-    expect(won).toMatchObject({ won: true, value: 'mine' });
-    expect((await ns.get('daily'))?.value).toBe('mine');
-    // The window held later writes back (31 at most) until the claim's retry was answered.
-    expect(answered).toBeGreaterThan(0);
-  }, 15_000);
+      let settled = false;
+      const claim = ns.claim('daily', 'mine').finally(() => {
+        settled = true;
+      });
+      await waitFor(() => lost.delivered, 5_000);
+      // Eight workers keep writing through the same (only) session meanwhile.
+      let answered = 0;
+      const workers = Array.from({ length: 8 }, async (_, w) => {
+        for (let i = 0; !settled; i++) {
+          await ns.set(`w${w}-${i % 4}`, i);
+          answered++;
+          // Far more than coord's remembered results: the claim's answer would be forgotten.
+          if (answered === remembered + 16) lost.release();
+        }
+      });
+      const won = await claim;
+      await Promise.all(workers);
+      expect(won).toMatchObject({ won: true, value: 'mine' });
+      expect((await ns.get('daily'))?.value).toBe('mine');
+      // The window held later writes back (31 at most) until the claim's retry was answered.
+      expect(answered).toBeGreaterThan(0);
+    },
+    15_000,
+  );
 
   it('fails with outcome_unknown when coord forgot its result (global byte bound), and is not applied again', async () => {
     const lost = new LostAnswer((op) => op.type === 'set' && op.key === 'once');
@@ -128,7 +135,7 @@ describe('session pool: a write whose answer is lost', () => {
     const ns = client.module.strong('jobs');
     await ns.set('warm', 0);
     const create = ns.set('once', 'mine', { ifNotExists: true });
-    await waitFor(() => lost.delivered, 2_000);
+    await waitFor(() => lost.delivered, 5_000);
     // A write through another node (another session) makes coord forget the create's result.
     await g.member('v1').module.strong('jobs').set('other', 1);
     lost.release();
@@ -159,7 +166,7 @@ describe('session pool: a write whose answer is lost', () => {
     const ns = client.module.strong('jobs');
     await ns.set('warm', 0);
     const claim = ns.claim('daily', 'mine');
-    await waitFor(() => lost.delivered, 2_000);
+    await waitFor(() => lost.delivered, 5_000);
     await g.member('v2').module.strong('jobs').set('other', 1); // registers v2's session, evicting the client's
     lost.release();
     const err = await claim.then(
@@ -172,15 +179,21 @@ describe('session pool: a write whose answer is lost', () => {
   }, 15_000);
 
   it('is re-issued under a fresh session when its session was gone before its only arrival', async () => {
-    const lost = new LostAnswer(() => false);
-    const { g, client } = await groupWithClient(lost, {}, { limits: { maxSessions: 1 } });
-    const ns = client.module.strong('jobs');
+    group = new MemoryGroup(VOTERS, { ...FAST, limits: { maxSessions: 1 } });
+    for (const id of VOTERS) await group.start(id);
+    // The leader serves its own calls: each is one attempt, its answer that of its only arrival.
+    const leader = await group.waitForLeader();
+    const other = [...group.members.values()].find((m) => m.id !== leader.id) as TestMember;
+    const ns = leader.module.strong('jobs');
     await ns.set('warm', 0);
-    await g.member('v2').module.strong('jobs').set('other', 1); // evicts the client's session
+    await other.module.strong('jobs').set('other', 1); // registers its session, evicting the leader's
     const won = await ns.claim('daily', 'mine');
     expect(won).toMatchObject({ won: true, value: 'mine' });
-    const v2 = g.member('v2').module.strong('jobs');
-    await expect(v2.claim('daily', 'theirs')).resolves.toMatchObject({ won: false, value: 'mine' });
+    await expect(other.module.strong('jobs').claim('daily', 'theirs')).resolves.toMatchObject({
+      won: false,
+      value: 'mine',
+    });
+    expect(leader.module.sessions.outcomeUnknown).toBe(0);
   }, 15_000);
 });
 

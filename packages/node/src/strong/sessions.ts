@@ -34,6 +34,8 @@ import type { SendTrace, StrongRouter } from './router.js';
 
 /** Seqs from a session's oldest unanswered command to its newest (coord remembers 64 results per session). */
 export const SESSION_WINDOW = 32;
+/** Session registrations under way at once. */
+const MAX_REGISTERING = 2;
 /** Idle time after which a session is refreshed with a noop (coord forgets idle sessions after 1 day). */
 const KEEPALIVE_IDLE_MS = 3_600_000;
 
@@ -153,9 +155,10 @@ export class SessionPool {
   private reserve(op: Operation, deadlineMs: number, waits: boolean): Promise<Slot> {
     if (this.closed) return Promise.reject(new UnavailableError('strong module closed'));
     const s = this.pick(waits);
+    // Spread calls over sessions: one that is busy already gets company soon.
+    if (!s || s.seq.span > 0) this.maybeOpen(deadlineMs);
     if (s) return Promise.resolve(this.take(s, op, waits));
     // Calls a registration under way will serve do not count against the queue's bound.
-    this.maybeOpen(deadlineMs, this.queue.length + 1);
     if (this.queue.length >= this.options.maxQueuedCalls + this.registering * this.window) {
       return Promise.reject(new UnavailableError('too many strong calls queued on this node'));
     }
@@ -229,13 +232,13 @@ export class SessionPool {
       q.resolve(this.take(s, q.op, q.waits));
     }
     const head = this.queue[0];
-    if (head) this.maybeOpen(head.deadlineMs, this.queue.length);
+    if (head) this.maybeOpen(head.deadlineMs);
   }
 
-  /** Registers another session when `waiting` calls outgrow what the registrations under way will serve. */
-  private maybeOpen(deadlineMs: number, waiting: number): void {
-    if (this.closed || this.sessions.length + this.registering >= this.options.maxSessions) return;
-    if (waiting <= this.registering * this.window) return;
+  /** Registers another session, up to `maxSessions`, at most MAX_REGISTERING at a time. */
+  private maybeOpen(deadlineMs: number): void {
+    if (this.closed || this.registering >= MAX_REGISTERING) return;
+    if (this.sessions.length + this.registering >= this.options.maxSessions) return;
     this.open(deadlineMs);
   }
 

@@ -15,6 +15,7 @@
 export * from './convergence.js';
 export * from './durability.js';
 export * from './edn.js';
+export * from './exactly-once.js';
 export * from './fencing.js';
 export * from './history.js';
 export * from './invariants.js';

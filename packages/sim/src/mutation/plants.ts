@@ -18,9 +18,9 @@ export interface Plant {
   /** What the bug does, in one line. */
   readonly bug: string;
   /** Package directory under packages/. */
-  readonly pkg: 'crdt' | 'raft' | 'coord';
+  readonly pkg: 'crdt' | 'raft' | 'coord' | 'node';
   /**
-   * Text that occurs exactly once in the package's compiled sources (dist/*.js, tests
+   * Text that occurs exactly once in the package's compiled sources (.js files under dist/, tests
    * excluded), whichever file holds it, so that moving code between files keeps the plant.
    */
   readonly find: string;
@@ -208,5 +208,29 @@ export const PLANTS: readonly Plant[] = [
     scenario: 'coord-3-ttl-outage',
     firstSeed: 1,
     budget: 6,
+  },
+  {
+    name: 'reissue-on-stale-sequence',
+    gap: 'exactly-once through a node',
+    bug: "the node's session pool re-sends a retried write as a new command when coord answers stale_sequence or session_expired (its result forgotten), so it applies twice",
+    pkg: 'node',
+    find: "if (reason === 'session_expired' && trace.attempts === 1 && !reissued)",
+    replace: 'if (!reissued)',
+    module: 'node-strong-sessions',
+    scenario: 'node-strong-3-forgotten-results',
+    firstSeed: 1,
+    budget: 5,
+  },
+  {
+    name: 'window-counts-in-flight',
+    gap: 'exactly-once through a node',
+    bug: "a session's window counts only the commands in flight, so a retried one's result is forgotten once 64 later results passed it",
+    pkg: 'coord',
+    find: 'return this.nextSeq - 1 - this.ackSeq();',
+    replace: 'return this.inFlight.size;',
+    module: 'node-strong-sessions',
+    scenario: 'node-strong-3-lost-answers',
+    firstSeed: 1,
+    budget: 5,
   },
 ];

@@ -22,8 +22,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { PlantOutcome } from './plant-worker.js';
 import { PLANTS, type Plant } from './plants.js';
 
-/** The packages a scenario run loads (sim's node-* scenarios are not imported by the plant worker). */
+/** The packages a scenario run loads. */
 const PACKAGES = ['interface', 'crdt', 'raft', 'coord', 'sim'] as const;
+/** … and those a node-* scenario loads too (the real node's strong module, and what it imports). */
+const NODE_PACKAGES = ['node', 'etcd', 'bench', 'net', 'storage'] as const;
 
 /** packages/ of the repository this file was compiled in (packages/sim/dist/mutation/smoke.js). */
 export function packagesDir(): string {
@@ -40,15 +42,24 @@ export function scratchCopy(plant: Plant, from: string = packagesDir()): string 
   const root = mkdtempSync(join(tmpdir(), `parley-plant-${plant.name}-`));
   try {
     mkdirSync(join(root, 'node_modules', '@parley'), { recursive: true });
-    for (const p of PACKAGES) {
+    const node = plant.module.startsWith('node-');
+    for (const p of node ? [...PACKAGES, ...NODE_PACKAGES] : PACKAGES) {
       const dst = join(root, 'packages', p);
       cpSync(join(from, p, 'dist'), join(dst, 'dist'), { recursive: true });
       cpSync(join(from, p, 'package.json'), join(dst, 'package.json'));
       symlinkSync(dst, join(root, 'node_modules', '@parley', p), 'dir');
     }
+    if (node) {
+      // The node's third-party dependencies (etcd's client, …) come from the repository's node_modules.
+      const modules = join(from, '..', 'node_modules');
+      for (const name of readdirSync(modules)) {
+        if (name === '@parley' || name.startsWith('.')) continue;
+        symlinkSync(join(modules, name), join(root, 'node_modules', name), 'dir');
+      }
+    }
     const dist = join(root, 'packages', plant.pkg, 'dist');
     const hits: { file: string; text: string; at: number }[] = [];
-    for (const name of readdirSync(dist)) {
+    for (const name of readdirSync(dist, { recursive: true, encoding: 'utf8' })) {
       if (!name.endsWith('.js') || name.endsWith('.test.js')) continue;
       const text = readFileSync(join(dist, name), 'utf8');
       for (let at = text.indexOf(plant.find); at >= 0; at = text.indexOf(plant.find, at + 1)) {

@@ -7,6 +7,7 @@ import './coord.js';
 import './crdt.js';
 import './node-eventual.js';
 import './node-strong.js';
+import './node-strong-sessions.js';
 import './raft.js';
 import './raft-figure8.js';
 import './watch-strong.js';

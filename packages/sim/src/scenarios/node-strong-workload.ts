@@ -21,7 +21,7 @@ const CLAIM_KEYS = ['c0', 'c1'];
 const LEASE_KEYS = ['l0', 'l1'];
 const LOCK_KEYS = ['m0', 'm1'];
 /** Errors that leave a call's outcome unknown. */
-const INDETERMINATE = new Set(['timeout', 'unavailable', 'not_leader', 'closed']);
+const INDETERMINATE = new Set(['timeout', 'unavailable', 'not_leader', 'closed', 'outcome_unknown']);
 
 export type ModelName = 'entry' | 'lease' | 'lock';
 

@@ -4,7 +4,7 @@
  * the record of what the members applied (first result per index, fence
  * events, acknowledged writes by index, deletes) that the checks read.
  */
-import { type ApplyOutput, type Command, canonicalJson } from '@parley/coord';
+import { type ApplyOutput, type Command, type CoordLimits, canonicalJson } from '@parley/coord';
 import type { PeerId } from '@parley/interface';
 import type { FenceEvent } from '../check/fencing.js';
 import { between } from '../kernel.js';
@@ -37,6 +37,13 @@ export interface NodeStrongScenarioConfig {
   keepEntries?: number;
   /** Leadership transfers and a voter removed and re-added during the workload. */
   membership?: boolean;
+  /** coord limits of the group (default coord's). */
+  limits?: Partial<CoordLimits>;
+  /** A node's bound on one call and on one forwarded attempt (default 3,000 and 1,000 ms). */
+  callTimeoutMs?: number;
+  attemptTimeoutMs?: number;
+  /** Client sessions per node (default the node's, 16). */
+  maxSessions?: number;
   safetyMs?: number;
   livenessBoundMs?: number;
 }
@@ -64,7 +71,11 @@ export interface NodeStrongWorld {
   readonly deletesAt: Map<string, number[]>;
   readonly agreement: string[];
   readonly stats: { applied: number; snapshotsInstalled: number };
+  /** Calls `listener` for each command the first time its index is applied (with its output). */
+  onFirstApply(listener: FirstApplyListener): void;
 }
+
+export type FirstApplyListener = (index: number, command: Command, out: ApplyOutput) => void;
 
 export function bootNodeStrongWorld(
   sim: Simulation,
@@ -97,7 +108,12 @@ export function bootNodeStrongWorld(
   };
   const member = (id: PeerId) => app(id)?.module.replica;
 
-  const onFirstApply = appliedRecorder({ firstApply, fenceEvents, seen, writesAt, versionIndex, deletesAt });
+  const record = appliedRecorder({ firstApply, fenceEvents, seen, writesAt, versionIndex, deletesAt });
+  const listeners: FirstApplyListener[] = [];
+  const onFirstApply: FirstApplyListener = (index, command, out) => {
+    record(index, command, out);
+    for (const l of listeners) l(index, command, out);
+  };
 
   const onApply = (host: PeerId, index: number, _term: number, command: Command | undefined, out: ApplyOutput) => {
     const text = canonicalJson(out);
@@ -121,8 +137,10 @@ export function bootNodeStrongWorld(
             tickMs: TICK_MS,
             electionTimeoutTicks: 10,
             versionKey: VERSION_KEY,
-            callTimeoutMs: CALL_TIMEOUT_MS,
-            attemptTimeoutMs: 1_000,
+            callTimeoutMs: config.callTimeoutMs ?? CALL_TIMEOUT_MS,
+            attemptTimeoutMs: config.attemptTimeoutMs ?? 1_000,
+            ...(config.limits ? { limits: config.limits } : {}),
+            ...(config.maxSessions ? { maxSessions: config.maxSessions } : {}),
             snapshotEveryEntries: config.snapshotEveryEntries ?? 40,
             keepEntries: config.keepEntries ?? 5,
             maxSnapshotChunkBytes: 4096,
@@ -139,5 +157,17 @@ export function bootNodeStrongWorld(
     );
   }
 
-  return { voters, nodes, app, member, fenceEvents, writesAt, versionIndex, deletesAt, agreement, stats };
+  return {
+    voters,
+    nodes,
+    app,
+    member,
+    fenceEvents,
+    writesAt,
+    versionIndex,
+    deletesAt,
+    agreement,
+    stats,
+    onFirstApply: (listener) => listeners.push(listener),
+  };
 }
