@@ -50,7 +50,13 @@ export interface Interpretation {
   readonly extra?: Op['extra'];
 }
 
-export type Interpret = (o: HttpOutcome) => Interpretation | undefined;
+/** The real (wall-clock) times of a call, for replies judged against them. */
+export interface CallTimes {
+  readonly invokeWall: number;
+  readonly replyWall: number;
+}
+
+export type Interpret = (o: HttpOutcome, times: CallTimes) => Interpretation | undefined;
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -91,7 +97,7 @@ export class Client {
   ): Promise<{ op: Op; outcome: HttpOutcome }> {
     const op = this.ctx.rec.invoke(this.workload, this.process, f, key, value, node.name);
     const outcome = await call(node.url, path, { timeoutMs: CALL_TIMEOUT_MS, ...request });
-    let r = interpret(outcome);
+    let r = interpret(outcome, { invokeWall: op.invokeWall, replyWall: Date.now() });
     if (r === undefined) {
       if (isOk(outcome)) throw new Error(`${this.workload} ${f}: a 2xx reply the workload does not interpret`);
       r = isDefiniteFailure(outcome)

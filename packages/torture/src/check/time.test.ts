@@ -1,7 +1,7 @@
 /** The time-aware checks on hand-made histories: each rule caught at its boundary, and quiet when it holds. */
 import { describe, expect, it } from 'vitest';
 import type { Op } from '../history.js';
-import { checkEntryTimes, checkGrantTimes, checkReportedTimes } from './time.js';
+import { catchUpWindows, checkEntryTimes, checkGrantTimes, checkReportedTimes } from './time.js';
 
 let id = 0;
 function op(
@@ -67,17 +67,28 @@ describe('TTL entries', () => {
   it('flags a read of nothing and a successful take before TTL − ε', () => {
     const gone = op('get', null, 200, 9_700, 'ok', null);
     const take = op('take', { value: 'x', ttlMs: 10_000 }, 300, 9_750, 'ok', { version: 'v2' });
-    expect(checkEntryTimes('ttl', [w, gone, take], 200).map((v) => v.check)).toEqual(['never early', 'never early']);
-    expect(checkEntryTimes('ttl', [w, op('get', null, 200, 9_850, 'ok', null)], 200)).toEqual([]);
+    expect(checkEntryTimes('ttl', [w, gone, take], 200).violations.map((v) => v.check)).toEqual([
+      'never early',
+      'never early',
+    ]);
+    expect(checkEntryTimes('ttl', [w, op('get', null, 200, 9_850, 'ok', null)], 200).violations).toEqual([]);
   });
   it('flags the entry still there, or a take refused, after TTL + ε', () => {
     const there = op('get', null, 10_400, 10_450, 'ok', { value: 'k-w', version: 'v' });
     const refused = op('take', { value: 'x', ttlMs: 10_000 }, 10_500, 10_600, 'fail', null, 'key_already_exists');
-    expect(checkEntryTimes('ttl', [w, there, refused], 200).map((v) => v.check)).toEqual([
+    expect(checkEntryTimes('ttl', [w, there, refused], 200).violations.map((v) => v.check)).toEqual([
       'never extended',
       'never extended',
     ]);
-    expect(checkEntryTimes('ttl', [w, op('get', null, 10_250, 10_300, 'ok', { value: 'k-w' })], 200)).toEqual([]);
+    expect(
+      checkEntryTimes('ttl', [w, op('get', null, 10_250, 10_300, 'ok', { value: 'k-w' })], 200).violations,
+    ).toEqual([]);
+    // Read during the catch-up after a leaderless stretch: excused; after it: not.
+    const windows = catchUpWindows([op('set', {}, 0, 1_000, 'ok'), op('set', {}, 1_000, 9_000, 'ok')]);
+    expect(windows).toEqual([[1_000, 9_000 + 4_000 + 2_000]]);
+    expect(checkEntryTimes('ttl', [w, there], 200, windows)).toEqual({ violations: [], excused: 1 });
+    const after = op('get', null, 15_100, 15_200, 'ok', { value: 'k-w', version: 'v' });
+    expect(checkEntryTimes('ttl', [w, after], 200, windows).violations).toHaveLength(1);
   });
 });
 

@@ -48,13 +48,26 @@ const onRelease: Interpret = (o) =>
     ? { type: 'ok', result: { released: dataOf(o).released !== false } }
     : conflict(o, ['lease_lost']);
 
-const onGet: Interpret = (o) => {
-  if (o.kind === 'reply' && o.status === 404 && o.body.error === 'key_not_found') return { type: 'ok', result: null };
-  if (!(o.kind === 'reply' && o.status === 200)) return undefined;
-  const d = dataOf(o);
-  const holder = d.holder as string | null;
-  return { type: 'ok', result: holder === null ? null : { holder, epoch: d.epoch as number } };
-};
+/**
+ * A lease read answers the document, holder and deadline included, whether or not the
+ * deadline has passed (the holder stays until a release or a new holder). It shows a live
+ * grant when its deadline is ahead of the real time of the reply by more than ε, a free
+ * one when it is behind the real time of the call by more than ε; in between the answer
+ * says nothing certain and is left out of the models (a `fail` with no observed code).
+ */
+function onGet(skewMs: number): Interpret {
+  return (o, t) => {
+    if (o.kind === 'reply' && o.status === 404 && o.body.error === 'key_not_found') return { type: 'ok', result: null };
+    if (!(o.kind === 'reply' && o.status === 200)) return undefined;
+    const d = dataOf(o);
+    const holder = d.holder as string | null;
+    const deadline = Date.parse(d.deadline_at as string);
+    const extra = { deadlineAt: d.deadline_at as string };
+    if (holder === null || deadline < t.invokeWall - skewMs) return { type: 'ok', result: null, extra };
+    if (deadline > t.replyWall + skewMs) return { type: 'ok', result: { holder, epoch: d.epoch as number }, extra };
+    return { type: 'fail', error: 'expiry_unclear', extra };
+  };
+}
 
 export class LeaseWorkload implements Workload {
   readonly name = 'lease';
@@ -68,7 +81,7 @@ export class LeaseWorkload implements Workload {
   private async step(ctx: Context, c: Client): Promise<void> {
     const key = rotatingKey(ctx, c.rnd, 's', PERIOD_MS, SLOTS);
     if (c.rnd.chance(0.15)) {
-      await c.perform('get', key, null, leasePath(key), { method: 'GET' }, onGet);
+      await c.perform('get', key, null, leasePath(key), { method: 'GET' }, onGet(ctx.options.skewMs));
       return;
     }
     const holder = `h${this.acquisitions++}`;
