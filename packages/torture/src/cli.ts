@@ -3,10 +3,14 @@
  * Exit status: 0 pass, 1 a violation (the seed and the replay command are
  * printed), 2 inconclusive or the harness failed.
  */
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { NEMESES, type NemesisKind } from './nemesis/schedule.js';
 import { summaryText } from './report/summary.js';
 import { type RunOptions, runTorture, WORKLOADS, type WorkloadName } from './run.js';
+import { SHORT_SCHEDULE, shortOptions } from './short.js';
 
 const int = (name: string, min: number, max: number) => (v: string) => {
   const n = Number(v);
@@ -70,6 +74,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     .option('--outage <lo-hi>', 'whole-cluster outage length (s)', range('--outage', 1, 3600), [20, 45])
     .option('--quiet <lo-hi>', 'quiet time between faults (s)', range('--quiet', 0, 3600), [3, 8])
     .option('--tail <seconds>', 'quiet time kept after the last fault', int('--tail', 0, 3600), 15)
+    .option('--short', 'the short form npm test runs (its own fixed schedule and options; only --out applies)')
     .option(
       '--think-ms <n>',
       'pause between a client process calls is drawn from 0..n',
@@ -99,7 +104,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     quiet: [number, number];
     tail: number;
     thinkMs: number;
+    short?: boolean;
   }>();
+  const log = (line: string) => process.stderr.write(`torture: ${line}\n`);
+  if (opts.short) {
+    const dir = opts.out ?? mkdtempSync(join(tmpdir(), 'parley-torture-short-'));
+    mkdirSync(dir, { recursive: true });
+    chmodSync(dir, 0o755);
+    const file = join(dir, 'short-schedule.json');
+    writeFileSync(file, JSON.stringify(SHORT_SCHEDULE));
+    return report(shortOptions(file, dir, log), SHORT_SCHEDULE.seed);
+  }
   const seed = opts.seed ?? Math.floor(Date.now() % 2 ** 31);
   const options: RunOptions = {
     seed,
@@ -118,8 +133,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     quietMs: [opts.quiet[0] * 1000, opts.quiet[1] * 1000],
     tailMs: opts.tail * 1000,
     thinkMs: opts.thinkMs,
-    log: (line) => process.stderr.write(`torture: ${line}\n`),
+    log,
   };
+  return report(options, seed);
+}
+
+async function report(options: RunOptions, seed: number): Promise<number> {
   process.stderr.write(`torture: seed ${seed}\n`);
   try {
     const result = await runTorture(options);

@@ -11,7 +11,7 @@ import { mountTmpfs } from './disk.js';
 import { call } from './http.js';
 import type { Managed, ProcessTable } from './procs.js';
 
-export const START_TIMEOUT_MS = 60_000;
+export const START_TIMEOUT_MS = 180_000;
 
 export interface NodeSpec {
   /** `n1`, `n2`, … */
@@ -151,7 +151,7 @@ export class ParleyNode {
   }
 
   /** The Raft view this node reports (`/api/v1/status`), or null when it does not answer. */
-  async raft(timeoutMs = 2_000): Promise<{ leader: string | null; commitIndex: number; appliedIndex: number } | null> {
+  async raft(timeoutMs = 5_000): Promise<{ leader: string | null; commitIndex: number; appliedIndex: number } | null> {
     if (!this.alive || this.paused) return null;
     const o = await call(this.url, '/api/v1/status', { method: 'GET', timeoutMs });
     if (o.kind !== 'reply' || o.status !== 200) return null;
@@ -162,7 +162,7 @@ export class ParleyNode {
   }
 
   /** The leader this node reports (a peer id, `etcd:<name>` on etcd), or null. */
-  async leader(timeoutMs = 2_000): Promise<string | null> {
+  async leader(timeoutMs = 5_000): Promise<string | null> {
     return (await this.raft(timeoutMs))?.leader ?? null;
   }
 }

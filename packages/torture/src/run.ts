@@ -5,7 +5,7 @@
  * output — histories (JSON and EDN), schedule.json, timeline.svg, summary.txt.
  * Every process it started is killed by PID when it ends, however it ends.
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,6 +111,8 @@ export async function runTorture(o: RunOptions): Promise<RunResult> {
   for (const n of notes) o.log(`WARNING: ${n}`);
   const outDir = resolve(o.outDir ?? mkdtempSync(join(tmpdir(), 'parley-torture-')));
   mkdirSync(outDir, { recursive: true });
+  // The nodes run under uids of their own: they must be able to reach their data dirs.
+  chmodSync(outDir, 0o755);
   const runDir = join(outDir, 'run');
   mkdirSync(runDir, { recursive: true });
   const procs = ProcessTable.open(join(outDir, 'run-state.json'));
@@ -142,7 +144,9 @@ export async function runTorture(o: RunOptions): Promise<RunResult> {
         .map((t) => t.name)
         .join(' ')} (output in ${outDir})`,
     );
+    const phase = phases();
     await cluster.start();
+    phase.mark('startup');
     const schedule =
       replayed ??
       makeSchedule(
@@ -178,19 +182,27 @@ export async function runTorture(o: RunOptions): Promise<RunResult> {
     const runs = new Map([...wl].map(([n, w]) => [n, w.run(ctx)] as const));
     const nemesis = new NemesisRunner(cluster, rec, firewall, o.log);
     await nemesis.run(schedule);
+    phase.mark('faults');
     // The tail: the workloads go on after the last heal (takes right after an outage are the point),
     // and the run lasts at least its nominal length.
     await sleep(Math.max(o.tailMs, o.durationMs - rec.now()));
     ctx.stopping.value = true;
     const faultEnd = rec.now();
+    phase.mark('tail');
     for (const [n, r] of runs) if (n !== 'watch') await r;
+    phase.mark('calls in flight');
     const healNotes = await nemesis.healAll();
     notes.push(...healNotes.filter((n) => !n.includes('back in')).map((n) => `final heal: ${n}`));
     await cluster.waitHealthy(60_000).catch((err: Error) => notes.push(`after the heal: ${err.message}`));
+    phase.mark('heal');
     const finalFrom = rec.now();
-    for (const name of ['register', 'eventual', 'watch'] as const) await wl.get(name)?.final?.(ctx);
+    for (const name of ['register', 'eventual', 'watch'] as const) {
+      await wl.get(name)?.final?.(ctx);
+      phase.mark(`final ${name}`);
+    }
     await runs.get('watch');
     o.log('checking');
+    notes.push(`time: ${phase.text()}`);
     return await check({
       o,
       outDir,
@@ -209,6 +221,20 @@ export async function runTorture(o: RunOptions): Promise<RunResult> {
   }
 }
 
+/** Wall time per phase of the run, for the summary (where a slow run spent its time). */
+function phases(): { mark(name: string): void; text(): string } {
+  let last = performance.now();
+  const out: string[] = [];
+  return {
+    mark(name) {
+      const now = performance.now();
+      out.push(`${name} ${((now - last) / 1000).toFixed(1)} s`);
+      last = now;
+    },
+    text: () => out.join(', '),
+  };
+}
+
 interface CheckInput {
   readonly o: RunOptions;
   readonly outDir: string;
@@ -225,6 +251,7 @@ interface CheckInput {
 
 async function check(c: CheckInput): Promise<RunResult> {
   const { rec, wl, skewMs } = c;
+  const checkStart = performance.now();
   const histories = join(c.outDir, 'histories');
   mkdirSync(histories, { recursive: true });
   const violations: Violation[] = [];
@@ -308,6 +335,7 @@ async function check(c: CheckInput): Promise<RunResult> {
       `watch: ${watch.events.length} events over ${watch.streams.length} streams (ok column: streams opened; unknown: restarts without a resume point)`,
     );
   }
+  c.notes.push(`checks took ${((performance.now() - checkStart) / 1000).toFixed(1)} s`);
   const result: RunResult = {
     seed: c.o.seed,
     backend: c.o.backend,

@@ -106,6 +106,8 @@ export class Client {
     }
     this.ctx.rec.complete(op, r.type, r.result ?? null, r.error, r.extra);
     if (r.type === 'info') this.process = this.ctx.rec.newProcess();
+    // A refused connection (the node is down) is answered at once: back off a little.
+    if (outcome.kind === 'refused') await sleep(this.rnd.int(100, 300));
     return { op, outcome };
   }
 }

@@ -14,7 +14,7 @@ export interface Availability {
   readonly fault: FaultRecord;
   /** ms from the fault's start to the first success among calls invoked after it (null: none before the heal + 60 s). */
   readonly toFirstOk: number | null;
-  /** ms from the heal to the first success among calls invoked after it. */
+  /** ms from the heal to the first success among calls invoked after it and before the next fault (null: none). */
   readonly healToFirstOk: number | null;
   /** Calls through the faulted processes while the fault lasted. */
   readonly via: {
@@ -45,8 +45,10 @@ const median = (xs: number[]): number | null => {
 
 export function availability(faults: readonly FaultRecord[], allOps: readonly Op[]): Availability[] {
   const ops = allOps.filter((o) => STRONG_WORKLOADS.includes(o.workload) && o.completeMs !== undefined);
-  return faults.map((fault) => {
+  return faults.map((fault, i) => {
     const end = fault.endMs ?? fault.startMs;
+    // After the heal, until the next fault (a success after that one says nothing of this one).
+    const next = faults[i + 1]?.startMs ?? Number.POSITIVE_INFINITY;
     const during = ops.filter((o) => fault.targets.includes(o.node) && o.invokeMs >= fault.startMs && o.invokeMs < end);
     // Unknown outcomes: a 5xx answer or no answer (refusals and 4xx answers are not waits).
     const failed = during.filter((o) => o.type === 'info');
@@ -54,7 +56,7 @@ export function availability(faults: readonly FaultRecord[], allOps: readonly Op
     return {
       fault,
       toFirstOk: firstOk(ops, fault.startMs, end + 60_000),
-      healToFirstOk: firstOk(ops, end, end + 60_000),
+      healToFirstOk: firstOk(ops, end, Math.min(next, end + 60_000)),
       via: {
         calls: during.length,
         ok: during.filter((o) => o.type === 'ok').length,

@@ -3,16 +3,22 @@
  * (no duplicates, no reordering); every watcher agrees on what each revision
  * holds; every acknowledged write of the namespace made while a watcher was
  * subscribed, and acknowledged before the final marker, reached that watcher
- * exactly once (no gaps), except where it had to start over without a resume
- * point; and nothing was seen that no call wrote.
+ * exactly once (no gaps); and nothing was seen that no call wrote.
+ *
+ * A watcher resumes from the last revision it saw; one that has seen none yet
+ * (or whose resume point is no longer kept) subscribes afresh, as a client
+ * must, and what was written before that moment may have passed it by. So its
+ * coverage is a series of intervals, each from a fresh subscription to the
+ * next: a write must have reached it when it was invoked and acknowledged
+ * (plus a delivery slack) within one interval.
  */
 import type { Op } from '../history.js';
 import type { WatchWorkload } from '../workloads/watch.js';
 import { MARKER_KEY } from '../workloads/watch.js';
 import type { Violation } from './time.js';
 
-/** Writes acknowledged this long before a forced restart may not have reached the watcher yet. */
-const RESTART_SLACK_MS = 10_000;
+/** A write acknowledged this long before a fresh subscription may not have reached the watcher yet. */
+const DELIVERY_SLACK_MS = 10_000;
 
 export function checkWatch(
   w: WatchWorkload,
@@ -65,27 +71,19 @@ export function checkWatch(
       v(MARKER_KEY, w.markerWrittenMs ?? 0, `watcher ${watcher} did not see the final marker within 30 s`);
       continue;
     }
-    const from = w.coverageStart(watcher);
-    if (from === undefined) continue;
-    const restarts = w.restarts.filter((r) => r.watcher === watcher);
-    const excused = (op: Op) =>
-      restarts.some((r) => {
-        const resumed =
-          w.streams.find((s) => s.watcher === watcher && s.openMs >= r.atMs && s.connectedMs !== null)?.connectedMs ??
-          Number.POSITIVE_INFINITY;
-        return (op.completeMs as number) > r.atMs - RESTART_SLACK_MS && op.invokeMs < resumed;
-      });
+    // Fresh subscriptions: [when it was in place, when the next fresh one was asked for].
+    const fresh = w.streams.filter((x) => x.watcher === watcher && x.fromRevision === null);
+    const intervals = fresh
+      .map((x, i) => [x.connectedMs, fresh[i + 1]?.openMs ?? Number.POSITIVE_INFINITY] as const)
+      .filter((iv): iv is readonly [number, number] => iv[0] !== null);
+    const covered = (op: Op) =>
+      intervals.some(([a, b]) => op.invokeMs >= a && (op.completeMs as number) + DELIVERY_SLACK_MS <= b);
     for (const op of registerOps) {
-      if (
-        op.f !== 'set' ||
-        op.type !== 'ok' ||
-        op.invokeMs < from ||
-        (op.completeMs as number) > (w.markerWrittenMs ?? 0)
-      )
-        continue;
+      if (op.f !== 'set' || op.type !== 'ok' || (op.completeMs as number) > (w.markerWrittenMs ?? 0)) continue;
+      if (!covered(op)) continue;
       const version = (op.result as { version: string }).version;
       const n = seen.get(`${op.key} ${version}`) ?? 0;
-      if (n === 0 && !excused(op))
+      if (n === 0)
         v(
           op.key,
           op.completeMs as number,

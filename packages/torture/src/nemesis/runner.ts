@@ -62,9 +62,15 @@ export class NemesisRunner {
 
   private async resolve(target: string): Promise<Target[]> {
     if (target === 'all') return this.cluster.servers;
+    if (target === 'every') return this.cluster.all();
     if (target === 'leader') {
-      const l = await this.cluster.leader();
-      return l === undefined ? [] : [l];
+      // A loaded machine answers status calls slowly: ask for a while before giving up.
+      const end = performance.now() + 10_000;
+      for (;;) {
+        const l = await this.cluster.leader();
+        if (l !== undefined || performance.now() > end) return l === undefined ? [] : [l];
+        await sleep(500);
+      }
     }
     return [this.cluster.byName(target)];
   }

@@ -18,7 +18,7 @@ export interface Step {
   /** Quiet time before it: after the start of the workloads, or after the previous fault's heal completed. */
   readonly gapMs: number;
   readonly kind: NemesisKind;
-  /** A process name, `leader`, or `all`. */
+  /** A process name, `leader`, `all` (the servers: voters or etcd members) or `every` (every process). */
   readonly target: string;
   readonly durationMs: number;
   /** partition: the shape, and for `cut` / `bridge` the other process. */
@@ -94,7 +94,8 @@ function step(
     case 'pause':
       return { gapMs, kind, target: rnd.chance(0.5) ? 'leader' : anyServer(), durationMs };
     case 'outage':
-      return { gapMs, kind, target: 'all', durationMs };
+      // Every voter (non-voters stay up, calling a group that is gone), or every process.
+      return { gapMs, kind, target: rnd.chance(0.5) ? 'all' : 'every', durationMs };
     case 'partition': {
       const s: PartitionShape = rnd.pick(['isolate', 'isolate', 'cut', 'bridge'] as const);
       const target = s === 'isolate' && rnd.chance(0.5) ? 'leader' : anyServer();

@@ -64,11 +64,6 @@ export class WatchWorkload implements Workload {
     );
   }
 
-  /** The first time a watcher's subscription was in place (writes invoked later must reach it). */
-  coverageStart(watcher: number): number | undefined {
-    return this.streams.find((s) => s.watcher === watcher && s.connectedMs !== null)?.connectedMs ?? undefined;
-  }
-
   private async watcher(ctx: Context, w: number, rnd: Random): Promise<void> {
     let stream = 0;
     while (!this.closing) {
