@@ -1,5 +1,5 @@
 /** The server's pure pieces: time format, loopback detection, error mapping, metrics from node events. */
-import { Emitter, NotLeaderError, VersionMismatchError } from '@parley/interface';
+import { Emitter, NotLeaderError, OutcomeUnknownError, VersionMismatchError } from '@parley/interface';
 import type { NodeEvents } from '@parley/node';
 import { describe, expect, it } from 'vitest';
 import { checkBind, isLoopbackHost } from './auth.js';
@@ -51,6 +51,15 @@ describe('error envelope', () => {
     const { envelope, headers } = toErrorEnvelope(new NotLeaderError('12D3KooWLeader'), {});
     expect(envelope).toMatchObject({ status: 503, error: 'not_leader' });
     expect(headers).toEqual({ 'retry-after': '1', 'x-parley-leader': '12D3KooWLeader' });
+  });
+
+  it('an unknown outcome is 504 outcome_unknown, without Retry-After (not to be retried as is)', () => {
+    const err = new OutcomeUnknownError('the claim was sent 2 times and its answer was lost', {
+      reason: 'stale_sequence',
+    });
+    const { envelope, headers, unexpected } = toErrorEnvelope(err, {});
+    expect(envelope).toMatchObject({ status: 504, error: 'outcome_unknown' });
+    expect([headers, unexpected]).toEqual([{}, false]);
   });
 
   it('framework errors are 4xx; anything else is an internal 500', () => {
