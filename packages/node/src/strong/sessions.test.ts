@@ -219,3 +219,38 @@ describe('session pool: calls made in the same turn', () => {
     expect(codes.filter((c) => c === 'unavailable')).toHaveLength(8);
   }, 15_000);
 });
+
+describe('session pool: queued calls whose deadline passed', () => {
+  it('fail with their own error and open no registration, after a wall-clock jump during an outage', async () => {
+    group = new MemoryGroup(VOTERS, FAST);
+    for (const id of VOTERS) await group.start(id);
+    await group.waitForLeader();
+    let offsetMs = 0;
+    const clock = { nowMs: () => Date.now() + offsetMs };
+    const client = await group.start('client', {}, undefined, { maxSessions: 2, callTimeoutMs: 2_000 }, clock);
+    const ns = client.module.strong('jobs');
+    await ns.set('warm', 0); // one session registered
+    for (const id of VOTERS) await group.stop(id); // the whole group is down
+    // Count the registrations the pool sends; a loop of them that never yields is the bug.
+    const router = client.module.router;
+    const send = router.send.bind(router);
+    let registrations = 0;
+    router.send = (body, ...rest) => {
+      if (body.kind === 'register' && ++registrations > 1_000) throw new Error('registration loop');
+      return send(body, ...rest);
+    };
+    // 32 calls fill the session's window (one more registration opens); the 33rd queues.
+    const calls = Array.from({ length: 34 }, (_, i) =>
+      ns.set(`k${i}`, i).then(
+        () => 'ok',
+        (e: unknown) => (isParleyError(e) ? e.code : String(e)),
+      ),
+    );
+    await waitFor(() => client.module.sessions.queued > 0, 2_000);
+    offsetMs = 60_000; // the wall clock jumps past every deadline; the timers do not
+    const codes = await Promise.all(calls);
+    expect(new Set(codes)).toEqual(new Set(['unavailable', 'timeout']));
+    expect(registrations).toBeLessThan(10);
+    expect(client.module.sessions.queued).toBe(0);
+  }, 15_000);
+});

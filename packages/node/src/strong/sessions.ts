@@ -25,6 +25,15 @@
  *
  * Slots are reserved synchronously: calls made in the same turn get distinct
  * seqs. Idle sessions are kept alive with a `noop` well within coord's idle TTL.
+ *
+ * A queued call never outlives its deadline, whatever the timers do: each
+ * hand-out of freed room first fails the queued calls whose deadline has
+ * passed (a wall clock that jumped, a loop that ran late), with the error
+ * their own timer would have given. A registration is opened only for a call
+ * that can still use it, and one that failed is retried after a backoff that
+ * doubles up to REGISTER_BACKOFF_MAX_MS, on a timer: a group that cannot
+ * register sessions (no leader) never turns the pool into a loop of
+ * registrations that fail in the same turn.
  */
 import { type Command, DEFAULT_LIMITS, type Operation, type OpResult, SessionSequencer, unwrap } from '@parley/coord';
 import { type Cancel, OutcomeUnknownError, TimeoutError, UnavailableError } from '@parley/interface';
@@ -38,6 +47,10 @@ export const SESSION_WINDOW = 32;
 const MAX_REGISTERING = 2;
 /** Idle time after which a session is refreshed with a noop (coord forgets idle sessions after 1 day). */
 const KEEPALIVE_IDLE_MS = 3_600_000;
+/** First wait before a failed registration is retried; doubles per failure in a row. */
+const REGISTER_BACKOFF_MS = 50;
+/** Longest wait between registration attempts. */
+const REGISTER_BACKOFF_MAX_MS = 1_000;
 
 interface Session {
   seq: SessionSequencer;
@@ -74,6 +87,9 @@ export class SessionPool {
   private registering = 0;
   private queue: QueuedCall[] = [];
   private keepalive: Cancel | undefined;
+  /** Set while a failed registration's backoff runs: no registration is opened until it fires. */
+  private backoff: Cancel | undefined;
+  private failedRegistrations = 0;
   private closed = false;
   private readonly window: number;
   /** Calls that failed with `outcome_unknown` (observability). */
@@ -100,6 +116,7 @@ export class SessionPool {
   close(): void {
     this.closed = true;
     this.keepalive?.();
+    this.backoff?.();
     for (const q of this.queue.splice(0)) {
       q.cancelTimer();
       q.reject(new UnavailableError('strong module closed'));
@@ -171,11 +188,7 @@ export class SessionPool {
         reject,
         cancelTimer: this.ctx.scheduler.after(Math.max(1, deadlineMs - this.ctx.clock.nowMs()), () => {
           this.queue = this.queue.filter((x) => x !== q);
-          reject(
-            this.sessions.length === 0
-              ? new UnavailableError('no client session could be registered before the deadline')
-              : new TimeoutError('no session slot freed before the deadline'),
-          );
+          reject(this.expiredError());
         }),
       };
       this.queue.push(q);
@@ -218,8 +231,28 @@ export class SessionPool {
     this.release();
   }
 
+  /** What a queued call whose deadline passed fails with (it was never sent). */
+  private expiredError(): Error {
+    return this.sessions.length === 0
+      ? new UnavailableError('no client session could be registered before the deadline')
+      : new TimeoutError('no session slot freed before the deadline');
+  }
+
+  /** Fails the queued calls whose deadline has passed, whether or not their timer fired yet. */
+  private expire(): void {
+    const now = this.ctx.clock.nowMs();
+    if (!this.queue.some((q) => q.deadlineMs <= now)) return;
+    const expired = this.queue.filter((q) => q.deadlineMs <= now);
+    this.queue = this.queue.filter((q) => q.deadlineMs > now);
+    for (const q of expired) {
+      q.cancelTimer();
+      q.reject(this.expiredError());
+    }
+  }
+
   /** Hands freed room to queued calls, in order within each kind. */
   private release(): void {
+    this.expire();
     for (let i = 0; i < this.queue.length; ) {
       const q = this.queue[i] as QueuedCall;
       const s = this.pick(q.waits);
@@ -237,9 +270,21 @@ export class SessionPool {
 
   /** Registers another session, up to `maxSessions`, at most MAX_REGISTERING at a time. */
   private maybeOpen(deadlineMs: number): void {
-    if (this.closed || this.registering >= MAX_REGISTERING) return;
+    if (this.closed || this.backoff !== undefined || this.registering >= MAX_REGISTERING) return;
     if (this.sessions.length + this.registering >= this.options.maxSessions) return;
+    if (deadlineMs <= this.ctx.clock.nowMs()) return;
     this.open(deadlineMs);
+  }
+
+  /** After a failed registration: none is opened until a backoff (doubling, bounded) has passed. */
+  private backOff(): void {
+    if (this.closed || this.backoff !== undefined) return;
+    const ms = Math.min(REGISTER_BACKOFF_MAX_MS, REGISTER_BACKOFF_MS * 2 ** Math.min(this.failedRegistrations, 10));
+    this.failedRegistrations++;
+    this.backoff = this.ctx.scheduler.after(ms + this.ctx.random.int(Math.max(1, ms)), () => {
+      this.backoff = undefined;
+      this.release();
+    });
   }
 
   private open(deadlineMs: number): void {
@@ -251,6 +296,7 @@ export class SessionPool {
         const value = unwrap(answer.result);
         if (value.type !== 'session') throw new UnavailableError('unexpected answer to register_session');
         if (this.closed) return;
+        this.failedRegistrations = 0;
         this.sessions.push({
           seq: new SessionSequencer(value.clientId, this.window),
           lastUsedMs: this.ctx.clock.nowMs(),
@@ -258,6 +304,7 @@ export class SessionPool {
         });
       })
       .catch((err: unknown) => {
+        this.backOff();
         // With no session to wait for, the queued calls fail as the registration did.
         if (this.sessions.length > 0 || this.registering > 1) return;
         for (const q of this.queue.splice(0)) {

@@ -3,7 +3,15 @@
  * storage (a "disk" per member that survives a restart), real timers with a
  * short Raft tick. Used by this module's tests, not shipped as API.
  */
-import { Emitter, type PeerId, SeededRandom, systemClock, systemScheduler, type Transport } from '@parley/interface';
+import {
+  type Clock,
+  Emitter,
+  type PeerId,
+  SeededRandom,
+  systemClock,
+  systemScheduler,
+  type Transport,
+} from '@parley/interface';
 import { createMemoryNetwork, type MemoryNetwork, type MemoryTransport, silentLogger } from '@parley/net';
 import { MemoryKVDisk, MemoryKVStorage, MemoryRaftLogDisk, MemoryRaftLogStorage } from '@parley/storage';
 import type { NodeContext, NodeEvents, NodeLogger } from '../context.js';
@@ -44,13 +52,15 @@ export class MemoryGroup {
 
   /**
    * Starts member `id` (or a non-member, if it is not a voter). `wrap` may
-   * stand between the module and its transport (to lose answers, say).
+   * stand between the module and its transport (to lose answers, say);
+   * `clock` is its wall clock (one that jumps, say; timers stay real).
    */
   async start(
     id: PeerId,
     extras: StrongModuleExtras = {},
     wrap?: (t: MemoryTransport) => Transport,
     options: StrongOptions = {},
+    clock: Clock = systemClock,
   ): Promise<TestMember> {
     let disks = this.disks.get(id);
     if (!disks) this.disks.set(id, (disks = { raft: new MemoryRaftLogDisk(), kv: new MemoryKVDisk() }));
@@ -63,7 +73,7 @@ export class MemoryGroup {
     const ctx: NodeContext = {
       peerId: id,
       transport: wrap ? wrap(transport) : transport,
-      clock: systemClock,
+      clock,
       scheduler: systemScheduler,
       random: new SeededRandom(this.seed * 1000 + this.members.size + id.length),
       logger: quietLogger,
