@@ -1,7 +1,9 @@
 /**
  * The HTTP door of a node whose own disk fills up (a real tmpfs, mounted as
  * root): writes answer 507 `storage_full` (eventual and strong, the strong
- * one at once, not after its timeout), `/readyz` turns 503 naming the fault,
+ * one at once, not after its timeout), a strong watch stream open on it ends
+ * with `event: error` naming the fault and a new one is refused with 507,
+ * `/readyz` turns 503 naming the fault,
  * `/metrics` and `/api/v1/status` show it. And readiness is O(1): it never
  * walks the node's data.
  */
@@ -47,6 +49,9 @@ describe.skipIf(!canMountTmpfs)('a node whose disk is full, over HTTP', () => {
     server = await createServer({ node, port: 0, defaultMetrics: false });
     const url = await server.listen();
     expect((await api(url, 'GET', '/readyz')).status).toBe(200);
+    const watch = await fetch(`${url}/api/v1/distributed-state/s?watch=true`);
+    expect(watch.status).toBe(200);
+    const streamText = new Response(watch.body).text(); // the whole stream, once it ends
     await api(url, 'POST', '/api/v1/distributed-state/s/before', { body: { value: 1 } });
     const value = 'x'.repeat(64 * 1024);
     let last: { status: number; body: unknown } | undefined;
@@ -63,6 +68,12 @@ describe.skipIf(!canMountTmpfs)('a node whose disk is full, over HTTP', () => {
     const strong = await api(url, 'POST', '/api/v1/distributed-state/s/during', { body: { value: value.repeat(8) } });
     expect(strong).toMatchObject({ status: 507, body: { error: 'storage_full' } });
     expect(Date.now() - started).toBeLessThan(5_000); // the call timeout is 30 s
+    // The watch saw what was applied, then ended naming the fault; a new one is refused.
+    const events = await streamText;
+    expect(events).toContain('"key":"before"');
+    expect(events).toMatch(/event: error\ndata: \{"error":"storage_full"/);
+    const refused = await api(url, 'GET', '/api/v1/distributed-state/s?watch=true');
+    expect(refused).toMatchObject({ status: 507, body: { error: 'storage_full' } });
     const read = await api(url, 'GET', '/api/v1/distributed-state/s/before');
     expect(read).toMatchObject({ status: 507, body: { error: 'storage_full' } });
     expect((await api(url, 'GET', '/api/v1/replicated/fill/k0')).status).toBe(200); // eventual reads still work

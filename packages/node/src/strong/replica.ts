@@ -83,6 +83,7 @@ export class StrongReplica {
   private readonly reads = new Map<string, PendingRead>();
   private readyReads: PendingRead[] = [];
   private readonly applyListeners = new Set<() => void>();
+  private readonly faultListeners = new Set<(err: unknown) => void>();
   private readCounter = 0;
   private leading = false;
   private leaderTerm = -1;
@@ -145,6 +146,7 @@ export class StrongReplica {
         );
         if (code.startsWith('storage_')) this.ctx.events.emit('storage:fault', { store: 'raft', code });
         this.failAll(err);
+        for (const listener of [...this.faultListeners]) listener(err);
       },
     });
   }
@@ -171,6 +173,12 @@ export class StrongReplica {
 
   status(): Status {
     return this.driver.status();
+  }
+
+  /** Calls `listener` once, when a fault stops the driver (this member leaves the group's service). */
+  onFault(listener: (err: unknown) => void): () => void {
+    this.faultListeners.add(listener);
+    return () => this.faultListeners.delete(listener);
   }
 
   isLeader(): boolean {

@@ -295,8 +295,8 @@ export class StrongRouter {
   }
 }
 
-/** The typed error strong calls through a member whose driver stopped fail with. */
-function faultError(fatal: unknown): ParleyError {
+/** The typed error strong calls (and watches) through a member whose driver stopped fail with. */
+export function faultError(fatal: unknown): ParleyError {
   if (isParleyError(fatal)) return fatal;
   return new StorageFailedError('raft', `the Raft driver stopped: ${String((fatal as Error)?.message ?? fatal)}`);
 }

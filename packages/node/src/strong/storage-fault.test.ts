@@ -3,9 +3,10 @@
  * it steps down (names no leader, itself least of all), strong calls through
  * it fail at once with the fault's code instead of waiting out their
  * timeout, it says so in the log and as a `storage:fault` event, and the
- * others elect a leader among themselves and keep serving.
+ * others elect a leader among themselves and keep serving. Its watches end
+ * with the fault's code (it will deliver nothing more) and new ones are refused.
  */
-import { type RaftLogStorage, type RaftLogUpdate, StorageFullError } from '@parley/interface';
+import { type ParleyError, type RaftLogStorage, type RaftLogUpdate, StorageFullError } from '@parley/interface';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { NodeEvents } from '../context.js';
 import { FAST, MemoryGroup, type TestMember } from './testing.js';
@@ -59,4 +60,34 @@ describe('a member whose Raft log fails', () => {
     expect(others.some((m) => m.module.replica.isLeader())).toBe(true);
     expect(leader.module.replica.isLeader()).toBe(false);
   });
+
+  it('ends the watches on it with the storage code, and refuses new ones', async () => {
+    group = new MemoryGroup(['v1', 'v2', 'v3'], FAST, 7);
+    for (const id of group.voters) await group.start(id);
+    const leader = await group.waitForLeader();
+    const follower = [...group.members.values()].find((m) => m !== leader) as TestMember;
+    const seen: string[] = [];
+    const ended: ParleyError[] = [];
+    follower.module.strong('ns').watch({ onError: (err) => ended.push(err) }, (c) => seen.push(c.key));
+    await leader.module.strong('ns').set('before', 1);
+    await waitFor(() => seen.includes('before'));
+    fillDisk(follower);
+    // The next entry the follower must save stops its driver; the others commit it without it.
+    await leader.module.strong('ns').set('during', 1);
+    await waitFor(() => ended.length > 0);
+    expect(ended.map((e) => [e.code, e.status])).toEqual([['storage_full', 507]]);
+    expect(seen).toEqual(['before']);
+    expect(() => follower.module.strong('ns').watch({}, () => {})).toThrow(
+      expect.objectContaining({ code: 'storage_full' }),
+    );
+  });
 });
+
+/** Resolves once `check()` holds (polled every 10 ms); fails after 5 s. */
+async function waitFor(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met within 5000 ms');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

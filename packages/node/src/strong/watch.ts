@@ -15,6 +15,12 @@
  * Either way a watcher sees each change once, in revision order, and never
  * skips one: when the changes after its point are no longer kept where it
  * asks, the watch ends with `compacted` (its `onError`, else a warning).
+ *
+ * A member whose Raft driver stopped (a full disk, a failed log) applies
+ * nothing more, so it could deliver nothing more: every watch on it ends then
+ * with the fault's typed error (`storage_full`, …, as its calls fail), and a
+ * new watch on it is refused with that error. The reader resumes elsewhere
+ * from its last revision.
  */
 import { isParleyError, ParleyError, type Unsubscribe } from '@parley/interface';
 import type { StrongChange } from '../api.js';
@@ -22,7 +28,7 @@ import type { NodeContext } from '../context.js';
 import { type ChangeFilter, matches } from './changes.js';
 import type { ResolvedStrongOptions } from './options.js';
 import type { StrongReplica } from './replica.js';
-import type { StrongRouter } from './router.js';
+import { faultError, type StrongRouter } from './router.js';
 
 /** How often a node outside the group polls for changes. */
 export const WATCH_POLL_MS = 250;
@@ -30,17 +36,25 @@ export const WATCH_POLL_MS = 250;
 type OnError = (err: ParleyError) => void;
 
 export class Watches {
-  private readonly active = new Set<() => void>();
+  private readonly active = new Set<Watcher>();
+  private readonly offFault: () => void;
 
   constructor(
     private readonly ctx: NodeContext,
     private readonly replica: StrongReplica,
     private readonly router: StrongRouter,
     private readonly options: ResolvedStrongOptions,
-  ) {}
+  ) {
+    this.offFault = replica.onFault((fatal) => {
+      const err = faultError(fatal);
+      for (const w of [...this.active]) w.fail(err);
+    });
+  }
 
   close(): void {
-    for (const stop of [...this.active]) stop();
+    this.offFault();
+    for (const w of [...this.active]) w.stop();
+    this.active.clear();
   }
 
   isMember(): boolean {
@@ -59,17 +73,18 @@ export class Watches {
     callback: (change: StrongChange) => void,
     onError?: OnError,
   ): Unsubscribe {
-    const w = new Watcher(this, filter, callback, (err) => {
-      this.active.delete(stop);
+    // Out of service: it will apply nothing more, so it cannot follow anything.
+    if (this.replica.fatal !== undefined) throw faultError(this.replica.fatal);
+    const w: Watcher = new Watcher(this, filter, callback, (err) => {
+      this.active.delete(w);
       if (onError) onError(err);
       else this.ctx.logger.warn({ namespace: filter.namespace, err: err.message }, 'strong watch ended');
     });
-    const stop = () => w.stop();
     w.start(from);
-    this.active.add(stop);
+    this.active.add(w);
     return () => {
-      this.active.delete(stop);
-      stop();
+      this.active.delete(w);
+      w.stop();
     };
   }
 
@@ -119,7 +134,8 @@ class Watcher {
     this.cancelPoll = undefined;
   }
 
-  private fail(err: ParleyError): void {
+  /** Ends the watch with `err` (its `onError`). */
+  fail(err: ParleyError): void {
     if (this.stopped) return;
     this.stop();
     this.onEnd(err);
