@@ -2,13 +2,38 @@
 import type { Command } from 'commander';
 import { ApiClient, UsageError } from './client.js';
 import { parseEndpoint } from './endpoint.js';
-import { type Out, type OutputFormat, processOut } from './output.js';
+import { OUTPUT_FORMATS, type Out, type OutputFormat, processOut } from './output.js';
 
 export const DEFAULT_ENDPOINT = 'http://127.0.0.1:4000';
 
 export interface GlobalOptions {
   output: OutputFormat;
+  printValueOnly?: boolean;
   endpoint?: string;
+}
+
+/** Commands whose answer holds entry values: the ones `--output value` applies to. */
+const VALUE_COMMANDS = new Set([
+  'distributed-state get',
+  'distributed-state list',
+  'replicated get',
+  'replicated list',
+]);
+
+/** The output format of `command`, checked before any request (a write never runs under a format it cannot print). */
+export function formatOf(command: Command): OutputFormat {
+  const globals = command.optsWithGlobals<GlobalOptions>();
+  const format = globals.printValueOnly === true ? 'value' : globals.output;
+  if (!(OUTPUT_FORMATS as readonly string[]).includes(format)) {
+    throw new UsageError(`--output must be ${OUTPUT_FORMATS.join(', ')}, not '${format}'`);
+  }
+  const name = `${command.parent?.name() ?? ''} ${command.name()}`;
+  if (format === 'value' && !VALUE_COMMANDS.has(name)) {
+    throw new UsageError(
+      `--output value (--print-value-only) applies to ${[...VALUE_COMMANDS].join(', ')}; not to ${name.trim()}`,
+    );
+  }
+  return format;
 }
 
 export interface Ctx {
@@ -18,13 +43,11 @@ export interface Ctx {
 
 export function ctxOf(command: Command): Ctx {
   const globals = command.optsWithGlobals<GlobalOptions>();
-  if (globals.output !== 'json' && globals.output !== 'table') {
-    throw new UsageError(`--output must be json or table, not '${globals.output}'`);
-  }
+  const format = formatOf(command);
   const endpoint = endpointOf(globals.endpoint) ?? DEFAULT_ENDPOINT;
   return {
     client: new ApiClient({ endpoint, token: process.env.PARLEY_API_TOKEN }),
-    out: processOut(globals.output),
+    out: processOut(format),
   };
 }
 
@@ -33,15 +56,6 @@ export function endpointOf(flag: string | undefined): string | undefined {
   if (flag !== undefined) return parseEndpoint('--endpoint', flag);
   const env = process.env.PARLEY_ENDPOINT;
   return env === undefined || env === '' ? undefined : parseEndpoint('PARLEY_ENDPOINT', env);
-}
-
-/** Parses a JSON flag value (values are JSON: a string is written '"text"'). */
-export function parseJson(flag: string, text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new UsageError(`${flag} must be JSON (a string is written as '"text"'): ${text.slice(0, 80)}`);
-  }
 }
 
 export function parseInteger(flag: string, text: string): number {

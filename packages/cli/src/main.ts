@@ -14,15 +14,19 @@ import { replicatedCommands } from './commands/replicated.js';
 import { serveCommand } from './commands/serve.js';
 import { stateCommands } from './commands/state.js';
 import { statusCommand } from './commands/status.js';
+import { completionCommand } from './completion.js';
 import { endpointOf } from './context.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
+import { addExamples, HELP_CONFIG } from './help.js';
 
 export function buildProgram(): Command {
   const program = new Command()
     .name('parley')
     .description('Replicated state for processes that share work: strong entries, locks, replicated entries.')
     .version('0.1.0')
-    .option('--output <format>', 'json or table', 'table')
+    .configureHelp(HELP_CONFIG)
+    .option('--output <format>', 'json, table, or value (get and list: the values alone)', 'table')
+    .option('--print-value-only', 'the same as --output value')
     .option(
       '-e, --endpoint <url>',
       'the node HTTP API, a URL or host:port (default $PARLEY_ENDPOINT or http://127.0.0.1:4000)',
@@ -44,6 +48,8 @@ export function buildProgram(): Command {
       const endpoint = endpointOf(program.opts<{ endpoint?: string }>().endpoint);
       await (await import('@parley/mcp' as string)).runMcp({ endpoint, dataDir: o.dataDir });
     });
+  completionCommand(program);
+  addExamples(program);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

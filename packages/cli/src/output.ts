@@ -1,6 +1,11 @@
-/** `--output json` prints the response's `data` as JSON; `--output table` prints it for a person. */
+/**
+ * `--output json` prints the response's `data` as JSON; `--output table` prints it for a person;
+ * `--output value` (or `--print-value-only`) prints only the value of a `get` (one JSON line) or the
+ * values of a `list` (one JSON line each), so `get … --output value | set … -v -` copies a value.
+ */
 
-export type OutputFormat = 'json' | 'table';
+export const OUTPUT_FORMATS = ['json', 'table', 'value'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 export interface Out {
   format: OutputFormat;
@@ -16,14 +21,14 @@ export const processOut = (format: OutputFormat): Out => ({
 
 const MAX_CELL = 60;
 
-function cell(value: unknown): string {
+function cell(value: unknown, maxCell: number): string {
   const text = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
-  return text.length > MAX_CELL ? `${text.slice(0, MAX_CELL - 1)}…` : text;
+  return text.length > maxCell ? `${text.slice(0, maxCell - 1)}…` : text;
 }
 
-/** Columns padded to their widest cell, a header row first. */
-export function table(headers: string[], rows: unknown[][]): string {
-  const cells = [headers, ...rows.map((row) => row.map(cell))];
+/** Columns padded to their widest cell, a header row first; rows of a listing cut cells at 60 characters. */
+export function table(headers: string[], rows: unknown[][], maxCell = MAX_CELL): string {
+  const cells = [headers, ...rows.map((row) => row.map((v) => cell(v, maxCell)))];
   const widths = headers.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
   return cells
     .map((row) =>
@@ -35,18 +40,29 @@ export function table(headers: string[], rows: unknown[][]): string {
     .join('\n');
 }
 
-/** A record as FIELD / VALUE lines. */
+/** A record as FIELD / VALUE lines, nothing cut: one record is what a person asked to see. */
 export function fields(record: Record<string, unknown>): string {
   return table(
     ['FIELD', 'VALUE'],
     Object.entries(record).map(([k, v]) => [k, v]),
+    Number.POSITIVE_INFINITY,
   );
+}
+
+/** `--output value`: the `value` of a record, or each item's of a page, one compact JSON line each. */
+function values(data: unknown): string {
+  const d = data as { value?: unknown; items?: Array<{ value?: unknown }> };
+  if (Array.isArray(d.items)) return d.items.map((item) => JSON.stringify(item.value)).join('\n');
+  return JSON.stringify(d.value);
 }
 
 /** Prints `data` in the chosen format; `human` renders it for a person (defaults to fields()). */
 export function print(out: Out, data: unknown, human?: (data: never) => string): void {
   if (out.format === 'json') out.stdout(JSON.stringify(data, null, 2));
-  else out.stdout(human ? human(data as never) : fields(data as Record<string, unknown>));
+  else if (out.format === 'value') {
+    const text = values(data);
+    if (text !== '') out.stdout(text);
+  } else out.stdout(human ? human(data as never) : fields(data as Record<string, unknown>));
 }
 
 export function entryRows(items: Array<Record<string, unknown>>): string {

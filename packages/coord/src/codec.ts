@@ -118,6 +118,7 @@ const OPS: Record<OperationType, Schema> = {
   list: {
     ...NS,
     q: ['str', false],
+    prefix: ['str', false],
     filter: ['str', false],
     sortBy: ['sortBy', false],
     sortOrder: ['sortOrder', false],

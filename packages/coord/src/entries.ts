@@ -165,6 +165,10 @@ export function readList(s: Machine, op: Extract<Operation, { type: 'list' }>, n
   if (q !== undefined && q.length > s.limits.maxKeyLength) {
     throw new InvalidArgumentError(`q must be at most ${s.limits.maxKeyLength} characters`);
   }
+  const prefix = checkOptionalString('prefix', op.prefix);
+  if (prefix !== undefined && prefix.length > s.limits.maxKeyLength) {
+    throw new InvalidArgumentError(`prefix must be at most ${s.limits.maxKeyLength} characters`);
+  }
   const filterText = checkOptionalString('filter', op.filter);
   const sortBy: SortBy = op.sortBy ?? 'key';
   if (sortBy !== 'key' && sortBy !== 'created_at' && sortBy !== 'updated_at') {
@@ -196,6 +200,7 @@ export function readList(s: Machine, op: Extract<Operation, { type: 'list' }>, n
   if (map) {
     for (const [key, e] of map) {
       if (e.expiresAt <= now) continue;
+      if (prefix !== undefined && !key.startsWith(prefix)) continue;
       if (needle !== undefined && !key.toLowerCase().includes(needle)) continue;
       const pos = { sortValue: sortValue(key, e), key };
       if (after && compare(pos, after) <= 0) continue;

@@ -44,6 +44,8 @@ export type Operation =
       type: 'list';
       namespace: string;
       q?: string;
+      /** Only keys that start with this (case-sensitive, as a watch's prefix). */
+      prefix?: string;
       filter?: string;
       sortBy?: SortBy;
       sortOrder?: SortOrder;

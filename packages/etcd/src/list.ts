@@ -131,6 +131,10 @@ export async function listEntries(
   if (q !== undefined && q.length > limits.maxKeyLength) {
     throw new InvalidArgumentError(`q must be at most ${limits.maxKeyLength} characters`);
   }
+  const prefix = checkOptionalString('prefix', op.prefix);
+  if (prefix !== undefined && prefix.length > limits.maxKeyLength) {
+    throw new InvalidArgumentError(`prefix must be at most ${limits.maxKeyLength} characters`);
+  }
   const filterText = checkOptionalString('filter', op.filter);
   const sortBy: SortBy = op.sortBy ?? 'key';
   if (sortBy !== 'key' && sortBy !== 'created_at' && sortBy !== 'updated_at') {
@@ -157,7 +161,11 @@ export async function listEntries(
 
   const { keys, revision } = await indexNamespace(ctx, namespace, call);
   const now = ctx.clock.nowMs();
-  let candidates = needle === undefined ? keys : keys.filter((k) => k.key.toLowerCase().includes(needle));
+  let candidates = keys.filter(
+    (k) =>
+      (prefix === undefined || k.key.startsWith(prefix)) &&
+      (needle === undefined || k.key.toLowerCase().includes(needle)),
+  );
   /** The record of a candidate when it is a match (live, past the cursor, passing the filter). */
   const matchOf = (k: IndexedKey, kv: IKeyValue | undefined): Match | undefined => {
     if (!kv) return undefined;

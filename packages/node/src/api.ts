@@ -25,6 +25,8 @@ export type { JsonValue } from '@parley/coord';
 export interface ListQuery {
   /** Case-insensitive substring match on the key. */
   q?: string;
+  /** Only keys that start with this (case-sensitive, as a watch's `prefix`); combines with `q`. */
+  prefix?: string;
   /** Filter expression (coord's grammar, e.g. `value.status == "open"`). */
   filter?: string;
   sortBy?: 'key' | 'created_at' | 'updated_at';

@@ -1,8 +1,9 @@
 /** `parley claim` and `parley lease acquire|renew|write|release|get`: the coordination primitives of seed 003. */
 import type { Command } from 'commander';
 import { path, UsageError } from '../client.js';
-import { ctxOf, parseInteger, parseJson } from '../context.js';
+import { ctxOf, parseInteger } from '../context.js';
 import { print } from '../output.js';
+import { readJson, VALUE_FORMS, VALUE_HELP } from '../values.js';
 
 type Data = Record<string, unknown>;
 
@@ -21,11 +22,11 @@ const leaseLine = (l: Data) =>
 export function coordinationCommands(program: Command): void {
   nsKey(program.command('claim'))
     .description('claim a key once: exactly one caller wins; the others read the winner value (exit 0 either way)')
-    .requiredOption('-v, --value <json>', 'the value to claim with, as JSON')
+    .requiredOption('-v, --value <json>', VALUE_HELP)
     .option('-t, --ttl <seconds>', 'how long the claim lives (default 30 days)')
     .action(async (opts, command: Command) => {
       const { client, out } = ctxOf(command);
-      const body: Data = { value: parseJson('--value', opts.value) };
+      const body: Data = { value: await readJson('--value', opts.value) };
       if (opts.ttl !== undefined) body.ttl_seconds = parseInteger('--ttl', opts.ttl);
       const { data } = await client.call<Data>('POST', `/api/v1/claims${path(opts.namespace, opts.key)}`, { body });
       print(
@@ -42,11 +43,11 @@ export function coordinationCommands(program: Command): void {
     .description('acquire a lease (bumps the epoch; exit 4 while another holder has it)')
     .option('--holder <id>', 'who holds it (default $PARLEY_OWNER)')
     .requiredOption('-t, --ttl <seconds>', 'deadline from now')
-    .option('-s, --state <json>', 'new state, written with the acquisition')
+    .option('-s, --state <json>', `new state, written with the acquisition (${VALUE_FORMS})`)
     .action(async (opts, command: Command) => {
       const { client, out } = ctxOf(command);
       const body: Data = { holder: holderOf(opts), ttl_seconds: parseInteger('--ttl', opts.ttl) };
-      if (opts.state !== undefined) body.state = parseJson('--state', opts.state);
+      if (opts.state !== undefined) body.state = await readJson('--state', opts.state);
       const { data } = await client.call<Data>('POST', base(opts), { body });
       print(out, data, leaseLine);
     });
@@ -68,14 +69,14 @@ export function coordinationCommands(program: Command): void {
     .description('fenced write of the lease state (exit 4 once the lease moved on)')
     .option('--holder <id>', 'the holder (default $PARLEY_OWNER)')
     .requiredOption('--epoch <n>', 'the epoch acquire returned')
-    .requiredOption('-s, --state <json>', 'the new state')
+    .requiredOption('-s, --state <json>', `the new state (${VALUE_FORMS})`)
     .option('--if-version <version>', 'only if the lease document is at this version')
     .action(async (opts, command: Command) => {
       const { client, out } = ctxOf(command);
       const body: Data = {
         holder: holderOf(opts),
         epoch: parseInteger('--epoch', opts.epoch),
-        state: parseJson('--state', opts.state),
+        state: await readJson('--state', opts.state),
       };
       if (opts.ifVersion !== undefined) body.if_version_matches = opts.ifVersion;
       const { data } = await client.call<Data>('POST', `${base(opts)}/write`, { body });
@@ -86,11 +87,11 @@ export function coordinationCommands(program: Command): void {
     .description('release the lease, optionally recording a final state')
     .option('--holder <id>', 'the holder (default $PARLEY_OWNER)')
     .requiredOption('--epoch <n>', 'the epoch acquire returned')
-    .option('-s, --state <json>', 'final state')
+    .option('-s, --state <json>', `final state (${VALUE_FORMS})`)
     .action(async (opts, command: Command) => {
       const { client, out } = ctxOf(command);
       const body: Data = { holder: holderOf(opts), epoch: parseInteger('--epoch', opts.epoch) };
-      if (opts.state !== undefined) body.state = parseJson('--state', opts.state);
+      if (opts.state !== undefined) body.state = await readJson('--state', opts.state);
       const { data } = await client.call<Data>('POST', `${base(opts)}/release`, { body });
       print(out, data, (d: Data) => `released ${d.namespace}/${d.key}`);
     });

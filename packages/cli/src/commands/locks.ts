@@ -1,8 +1,9 @@
 /** `parley lock acquire|renew|release|inspect`: fenced locks with FIFO waits and TTL auto-release. */
 import type { Command } from 'commander';
 import { type ApiClient, ApiError, path, UsageError } from '../client.js';
-import { ctxOf, parseInteger, parseJson } from '../context.js';
+import { ctxOf, parseInteger } from '../context.js';
 import { print } from '../output.js';
+import { readJson, VALUE_FORMS } from '../values.js';
 
 const BASE = '/api/v1/locks';
 
@@ -57,14 +58,14 @@ export function lockCommands(program: Command): void {
     .option('-o, --owner <owner>', 'who holds it (default $PARLEY_OWNER)')
     .option('-t, --ttl <seconds>', 'auto-release after this long without renewal (default 60, at most 3600)')
     .option('-w, --wait <seconds>', 'wait this long in the FIFO queue (default 0: fail at once)')
-    .option('-m, --metadata <json>', 'JSON stored with the grant (at most 16 KB)')
+    .option('-m, --metadata <json>', `JSON stored with the grant, at most 16 KB (${VALUE_FORMS})`)
     .action(async (opts, command: Command) => {
       const { client, out } = ctxOf(command);
       const body: Record<string, unknown> = { owner: ownerOf(opts) };
       if (opts.ttl !== undefined) body.ttl_seconds = parseInteger('--ttl', opts.ttl);
       const wait = opts.wait === undefined ? 0 : parseInteger('--wait', opts.wait);
       if (opts.wait !== undefined) body.wait_seconds = wait;
-      if (opts.metadata !== undefined) body.metadata = parseJson('--metadata', opts.metadata);
+      if (opts.metadata !== undefined) body.metadata = await readJson('--metadata', opts.metadata);
       const { data } = await client.call<Grant>('POST', `${BASE}${path(opts.namespace, opts.key)}`, {
         body,
         extraTimeoutMs: wait * 1000,

@@ -1,9 +1,11 @@
 /** `parley replicated set|get|delete|increment|list|watch`: eventual (CRDT) entries. */
 import type { Command } from 'commander';
 import { path } from '../client.js';
-import { ctxOf, parseInteger, parseJson } from '../context.js';
+import { ctxOf, parseInteger } from '../context.js';
 import { entryRows, print } from '../output.js';
 import { streamEvents } from '../sse-client.js';
+import { noteShortenedTtl, ttlBefore } from '../ttl-note.js';
+import { readJson, VALUE_HELP } from '../values.js';
 
 const BASE = '/api/v1/replicated';
 
@@ -20,15 +22,18 @@ export function replicatedCommands(program: Command): void {
 
   consistency(nsKey(rep.command('set')))
     .description('set a last-writer-wins entry')
-    .requiredOption('-v, --value <json>', 'the value, as JSON')
+    .requiredOption('-v, --value <json>', VALUE_HELP)
     .option('-t, --ttl <seconds>', 'TTL in seconds (default 3600)')
     .action(async (opts, command: Command) => {
       const { client, out } = ctxOf(command);
-      const body: Record<string, unknown> = { value: parseJson('--value', opts.value) };
+      const body: Record<string, unknown> = { value: await readJson('--value', opts.value) };
       if (opts.ttl !== undefined) body.ttl_seconds = parseInteger('--ttl', opts.ttl);
       if (opts.consistency !== undefined) body.consistency = opts.consistency;
-      const { data } = await client.call<Entry>('POST', `${BASE}${path(opts.namespace, opts.key)}`, { body });
+      const entryPath = `${BASE}${path(opts.namespace, opts.key)}`;
+      const before = opts.ttl === undefined ? await ttlBefore(client, entryPath) : undefined;
+      const { data } = await client.call<Entry>('POST', entryPath, { body });
       print(out, data, (e: Entry) => `${e.operation} ${e.namespace}/${e.key} version ${e.version}`);
+      noteShortenedTtl(out, before, data.ttl_seconds);
     });
 
   consistency(nsKey(rep.command('increment')))
@@ -67,7 +72,8 @@ export function replicatedCommands(program: Command): void {
     .command('list')
     .description("list this replica's live entries")
     .requiredOption('-n, --namespace <ns>', 'namespace')
-    .option('-q, --query <text>', 'case-insensitive substring match on the key')
+    .option('--prefix <prefix>', 'only keys that start with this (case-sensitive, as watch --prefix)')
+    .option('-q, --query <text>', 'case-insensitive substring match anywhere in the key')
     .option('--filter <expr>', 'filter on the value, e.g. \'status = "open"\'')
     .option('--sort-by <field>', 'key, created_at or updated_at')
     .option('--sort-order <order>', 'asc or desc')
@@ -81,6 +87,7 @@ export function replicatedCommands(program: Command): void {
         {
           query: {
             q: opts.query as string | undefined,
+            prefix: opts.prefix as string | undefined,
             filter: opts.filter as string | undefined,
             sort_by: opts.sortBy as string | undefined,
             sort_order: opts.sortOrder as string | undefined,

@@ -2,9 +2,11 @@
 import type { Command } from 'commander';
 import { path, UsageError } from '../client.js';
 import { confirmOrRefuse } from '../confirm.js';
-import { ctxOf, parseInteger, parseJson } from '../context.js';
+import { ctxOf, parseInteger } from '../context.js';
 import { entryRows, fields, print } from '../output.js';
 import { streamEvents } from '../sse-client.js';
+import { noteShortenedTtl, ttlBefore } from '../ttl-note.js';
+import { readJson, VALUE_HELP } from '../values.js';
 
 const BASE = '/api/v1/distributed-state';
 
@@ -21,24 +23,28 @@ export function stateCommands(program: Command): void {
     .description('create or replace an entry (prints the new version)')
     .requiredOption('-n, --namespace <ns>', 'namespace')
     .requiredOption('-k, --key <key>', 'key')
-    .requiredOption('-v, --value <json>', 'the value, as JSON')
+    .requiredOption('-v, --value <json>', VALUE_HELP)
     .option('-t, --ttl <seconds>', 'TTL in seconds (default 3600, at most 30 days)')
     .option('--if-version <version>', 'compare-and-swap: write only if the entry is at this version')
     .option('--if-not-exists', 'create-only: fail if the key exists')
     .option('--fence <n>', 'fence token of the lock on the same namespace/key')
     .action(async (opts, command: Command) => {
       const { client, out } = ctxOf(command);
-      const body: Record<string, unknown> = { value: parseJson('--value', opts.value) };
+      const body: Record<string, unknown> = { value: await readJson('--value', opts.value) };
       if (opts.ttl !== undefined) body.ttl_seconds = parseInteger('--ttl', opts.ttl);
       if (opts.ifVersion !== undefined) body.if_version_matches = opts.ifVersion;
       if (opts.ifNotExists === true) body.if_not_exists = true;
       if (opts.fence !== undefined) body.fence = parseInteger('--fence', opts.fence);
-      const { data } = await client.call<Entry>('POST', `${BASE}${path(opts.namespace, opts.key)}`, { body });
+      const entryPath = `${BASE}${path(opts.namespace, opts.key)}`;
+      const before =
+        opts.ttl === undefined && opts.ifNotExists !== true ? await ttlBefore(client, entryPath) : undefined;
+      const { data } = await client.call<Entry>('POST', entryPath, { body });
       print(
         out,
         data,
         (e: Entry) => `${e.operation} ${e.namespace}/${e.key} version ${e.version} (expires ${e.expires_at})`,
       );
+      noteShortenedTtl(out, before, data.ttl_seconds);
     });
 
   state
@@ -73,7 +79,8 @@ export function stateCommands(program: Command): void {
     .command('list')
     .description('list full entries (search grammar: -q, --filter, --sort-by, --sort-order, -l, --cursor)')
     .requiredOption('-n, --namespace <ns>', 'namespace')
-    .option('-q, --query <text>', 'case-insensitive substring match on the key')
+    .option('--prefix <prefix>', 'only keys that start with this (case-sensitive, as watch --prefix)')
+    .option('-q, --query <text>', 'case-insensitive substring match anywhere in the key')
     .option('--filter <expr>', 'filter on the value, e.g. \'status = "open" and attempts >= 3\'')
     .option('--sort-by <field>', 'key, created_at or updated_at')
     .option('--sort-order <order>', 'asc or desc')
@@ -83,6 +90,7 @@ export function stateCommands(program: Command): void {
       const { client, out } = ctxOf(command);
       const query = {
         q: opts.query as string | undefined,
+        prefix: opts.prefix as string | undefined,
         filter: opts.filter as string | undefined,
         sort_by: opts.sortBy as string | undefined,
         sort_order: opts.sortOrder as string | undefined,

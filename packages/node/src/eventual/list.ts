@@ -60,6 +60,10 @@ export function listEntries<E>(
   if (query.q !== undefined && (typeof query.q !== 'string' || query.q.length > 1024)) {
     throw new InvalidArgumentError('q must be a string of at most 1024 characters');
   }
+  if (query.prefix !== undefined && (typeof query.prefix !== 'string' || query.prefix.length > 1024)) {
+    throw new InvalidArgumentError('prefix must be a string of at most 1024 characters');
+  }
+  const prefix = query.prefix;
   if (query.filter !== undefined && typeof query.filter !== 'string') {
     throw new InvalidArgumentError('filter must be a string');
   }
@@ -77,6 +81,7 @@ export function listEntries<E>(
   };
   const matches: Array<{ pos: Position; key: string; entry: Entry }> = [];
   for (const [key, e] of entries) {
+    if (prefix !== undefined && !key.startsWith(prefix)) continue;
     if (needle !== undefined && !key.toLowerCase().includes(needle)) continue;
     const pos = { sortValue: sortBy === 'key' ? key : sortBy === 'created_at' ? e.createdAt : e.updatedAt, key };
     if (after && compare(pos, after) <= 0) continue;

@@ -93,6 +93,7 @@ export class StrongNamespaceImpl implements StrongNamespace {
   async list(query: ListQuery = {}): Promise<ListPage<StrongEntry>> {
     const op: Extract<Operation, { type: 'list' }> = { type: 'list', namespace: this.name };
     if (query.q !== undefined) op.q = query.q;
+    if (query.prefix !== undefined) op.prefix = query.prefix;
     if (query.filter !== undefined) op.filter = query.filter;
     if (query.sortBy !== undefined) op.sortBy = query.sortBy;
     if (query.sortOrder !== undefined) op.sortOrder = query.sortOrder;

@@ -24,13 +24,14 @@ export function intInRange(name: string, text: string, min: number, max: number)
   return n;
 }
 
-/** The listing grammar of seed 000 (q, filter, sort_by, sort_order, limit, cursor). */
+/** The listing grammar of seed 000 (q, filter, sort_by, sort_order, limit, cursor) and a key prefix. */
 export function listQueryOf(query: ListQueryText): ListQuery {
-  if (query.prefix !== undefined || query.from_revision !== undefined) {
-    throw new HttpError('invalid_argument', 'prefix and from_revision apply to watch=true only');
+  if (query.from_revision !== undefined) {
+    throw new HttpError('invalid_argument', 'from_revision applies to watch=true only');
   }
   const out: ListQuery = {};
   if (query.q !== undefined) out.q = query.q;
+  if (query.prefix !== undefined) out.prefix = query.prefix;
   if (query.filter !== undefined) out.filter = query.filter;
   if (query.sort_by !== undefined) out.sortBy = query.sort_by;
   if (query.sort_order !== undefined) out.sortOrder = query.sort_order;
