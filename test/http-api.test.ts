@@ -98,7 +98,7 @@ describe('validation: typed 4xx, nothing written', () => {
       'filter=value.status%20%3D%3D',
       'filter=((((',
       'colour=red',
-      'prefix=a',
+      'from_revision=1',
       'limit=1&limit=2',
     ]) {
       const res = await api(p.url, 'GET', `${state('v')}?${query}`);
@@ -108,6 +108,10 @@ describe('validation: typed 4xx, nothing written', () => {
     const ok = await api(p.url, 'GET', `${state('v')}?filter=${encodeURIComponent('status = "open"')}&limit=5`);
     expect(ok.status).toBe(200);
     expect((ok.body.data as { items: unknown[] }).items).toHaveLength(1);
+    const byPrefix = await api(p.url, 'GET', `${state('v')}?prefix=se`);
+    expect((byPrefix.body.data as { items: unknown[] }).items).toHaveLength(1);
+    const otherPrefix = await api(p.url, 'GET', `${state('v')}?prefix=een`);
+    expect((otherPrefix.body.data as { items: unknown[] }).items).toHaveLength(0);
   });
 
   it('an unknown route or method is 404 not_found in the envelope', async () => {
