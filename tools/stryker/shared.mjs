@@ -33,12 +33,7 @@ export function strykerConfig(pkg) {
     plugins: ['@stryker-mutator/vitest-runner'],
     vitest: { configFile: `tools/stryker/${pkg}.vitest.config.mjs`, related: true },
     coverageAnalysis: 'perTest',
-    mutate: [
-      `${src}/**/*.ts`,
-      `!${src}/**/*.test.ts`,
-      `!${src}/bench.ts`,
-      ...NOT_MUTATED[pkg].map((file) => `!${src}/${file}`),
-    ],
+    mutate: [`${src}/**/*.ts`, `!${src}/**/*.test.ts`, ...NOT_MUTATED[pkg].map((file) => `!${src}/${file}`)],
     // The sandbox is a copy of the repository (a few MB) without build
     // output and docs; vite follows tsconfig references, so every package's
     // tsconfig.json must be there.

@@ -14,19 +14,19 @@
  * - anti-entropy after 1% of 100,000 keys changed on one side: bytes moved vs
  *   the changed payload and vs Automerge's sync on the same change.
  *
- * `npm run bench -w @parley/node [-- --quick] [-- --json FILE] [-- --peers N] [-- --only gossip,sets,cold,ae]`
+ * `npm run bench:node [-- --quick] [-- --json FILE] [-- --peers N] [-- --only gossip,sets,cold,ae]`
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as Automerge from '@automerge/automerge';
-import { type Bench, quantile, startStopwatch } from '@parley/bench';
 import { SeededRandom } from '@parley/interface';
 import { createMemoryNetwork, loadOrCreatePsk, silentLogger } from '@parley/net';
+import { createNode } from '@parley/node';
+import { EventualPeer } from '@parley/node/eventual/peer-cluster';
 import { openLevelKV, openMemoryKV, openMemoryRaftLog } from '@parley/storage';
 import * as Y from 'yjs';
-import { EventualPeer } from './eventual/peer-cluster.js';
-import { createNode } from './node.js';
+import { type Bench, quantile, startStopwatch } from './index.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');

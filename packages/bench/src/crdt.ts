@@ -1,12 +1,12 @@
 /**
- * `npm run bench -w @parley/crdt`: Parley's NamespaceReplica against Yjs Y.Map
+ * `npm run bench:crdt`: Parley's NamespaceReplica against Yjs Y.Map
  * and Automerge maps on the same workloads, in the same run.
  * Options: `-- --json FILE`, `-- --quick` (smaller sizes, for a smoke run).
  */
 import * as Automerge from '@automerge/automerge';
-import { Bench, heapUsedBytes, measureOps, timeMs } from '@parley/bench';
+import { decodeDelta, decodeDigest, encodeDelta, encodeDigest, encodeState, NamespaceReplica } from '@parley/crdt';
 import * as Y from 'yjs';
-import { decodeDelta, decodeDigest, encodeDelta, encodeDigest, encodeState, NamespaceReplica } from './index.js';
+import { Bench, heapUsedBytes, measureOps, timeMs } from './index.js';
 
 const quick = process.argv.includes('--quick');
 const N = quick ? 20_000 : 100_000; // entries for set/get/memory/encoding/diff

@@ -4,17 +4,16 @@
  * in the same run, on the same workloads. The ratio is Parley's overhead:
  * its read-decide-commit transaction, request-id record and record decoding.
  *
- * Run: npm run bench -w @parley/etcd [-- --json FILE] [--ops N]
+ * Run: npm run bench:etcd [-- --json FILE] [--ops N]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Bench } from '@parley/bench';
 import type { OpResult } from '@parley/coord';
+import { ETCD_MISSING, EtcdBackend, EtcdCluster, findEtcd } from '@parley/etcd';
 import { Etcd3 } from 'etcd3';
-import { EtcdBackend } from './backend.js';
-import { ETCD_MISSING, EtcdCluster, findEtcd } from './testing/etcd-cluster.js';
+import { Bench } from './index.js';
 
 const opsArg = process.argv.indexOf('--ops');
 const OPS = opsArg >= 0 ? Number(process.argv[opsArg + 1]) : 300;

@@ -12,12 +12,10 @@
  * No external anchor here: the comparison with etcd over a real network and
  * disks comes with the node.
  */
-import { Bench, quantile, startStopwatch } from '@parley/bench';
+
 import { type PeerId, SeededRandom } from '@parley/interface';
-import { decodeMessage, encodeMessage } from './codec.js';
-import { RawNode } from './rawnode.js';
-import { MemoryRaftStorage } from './storage.js';
-import type { Message } from './types.js';
+import { decodeMessage, encodeMessage, MemoryRaftStorage, type Message, RawNode } from '@parley/raft';
+import { Bench, quantile, startStopwatch } from './index.js';
 
 interface Member {
   id: PeerId;

@@ -38,7 +38,7 @@ import { runStrongTask, type StrongTask, type StrongTaskResult } from './workloa
 import { PROPAGATION_UPDATES, YJS_TOPOLOGY, yjsPropagation } from './yjs-propagation.js';
 
 const opts = parseOptions(process.argv.slice(2));
-const repoRoot = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+const repoRoot = resolve(fileURLToPath(new URL('../../../..', import.meta.url)));
 const outDir = opts.out ?? join(repoRoot, 'docs', 'bench');
 
 const has = (w: string) => opts.only.has(w);

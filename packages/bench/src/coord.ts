@@ -4,14 +4,12 @@
  * comparison belongs to the node-level benchmark once Raft is wired in), so
  * every row reports anchor null.
  *
- * Run: npm run bench -w @parley/coord [-- --json FILE]
+ * Run: npm run bench:coord [-- --json FILE]
  */
-import { Bench, measureOps, timeMs } from '@parley/bench';
+
+import { type Command, CoordStateMachine, encodeCommand, type OpResult, unwrap } from '@parley/coord';
 import { InvalidArgumentError } from '@parley/interface';
-import { unwrap } from './client.js';
-import { encodeCommand } from './codec.js';
-import { CoordStateMachine } from './state-machine.js';
-import type { Command, OpResult } from './types.js';
+import { Bench, measureOps, timeMs } from './index.js';
 
 const START_MS = 1_700_000_000_000;
 

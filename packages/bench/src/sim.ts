@@ -1,5 +1,5 @@
 /**
- * Speed of the harness: `node packages/sim/dist/testing/bench.js [--json FILE]`.
+ * Speed of the harness: `npm run bench:sim -- [--json FILE]`.
  *
  * - idle: a simulated minute of an idle 5-node cluster (3 voters) under
  *   `simulate`, against the anchor of the same five nodes on the bare
@@ -14,8 +14,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { createNode, type NodeLogger } from '@parley/node';
-import { Simulation } from '../simulation.js';
-import { simulate } from './simulate.js';
+import { Simulation } from '@parley/sim';
+import { simulate } from '@parley/sim/testing';
 
 const silent: NodeLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const realMs = () => Number(process.hrtime.bigint()) / 1e6; // not faked by the harness
@@ -60,7 +60,7 @@ async function main(): Promise<void> {
     bare.push(await bareIdleMinute(100 + i));
     idle.push(await harnessIdleMinute(100 + i));
   }
-  const fixture = new URL('../../src/testing/fixtures/workload.mjs', import.meta.url).href;
+  const fixture = new URL('../../sim/src/testing/fixtures/workload.mjs', import.meta.url).href;
   const { workload } = (await import(fixture)) as {
     workload(seed: number): Promise<{ simulatedMs: number; steps: number; history: string }>;
   };

@@ -1,5 +1,5 @@
 /**
- * One server of the y-websocket benchmark (./bench.ts), in a process of its own
+ * One server of the y-websocket benchmark (./yjs.ts), in a process of its own
  * so that its CPU time is its own: `parley` (a node with LevelDB and this
  * door) or `reference` (`@y/websocket-server`, documents in memory). Reports
  * its port, answers `cpu` with its CPU time, exits on `stop`.
@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNode } from '@parley/node';
 import { silentNodeLogger } from '@parley/node/testkit';
+import { createServer } from '@parley/server';
 import { setupWSConnection } from '@y/websocket-server/utils';
 import { WebSocketServer } from 'ws';
-import { createServer } from '../server.js';
 
 type Stop = () => Promise<void>;
 
@@ -51,7 +51,7 @@ async function reference(): Promise<{ port: number; stop: Stop }> {
 
 const kind = process.argv[2];
 const running = kind === 'parley' ? await parley() : kind === 'reference' ? await reference() : undefined;
-if (!running) throw new Error(`usage: bench-server.js parley|reference, got ${kind}`);
+if (!running) throw new Error(`usage: yjs-server.js parley|reference, got ${kind}`);
 process.on('message', (m: { type: string }) => {
   if (m.type === 'cpu') process.send?.({ type: 'cpu', usage: process.cpuUsage(), rss: process.memoryUsage().rss });
   if (m.type === 'stop') void running.stop().then(() => process.exit(0));

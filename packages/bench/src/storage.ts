@@ -1,5 +1,5 @@
 /**
- * `npm run bench -w @parley/storage [-- --json FILE]`
+ * `npm run bench:storage [-- --json FILE]`
  *
  * 1. Raft log appends per second with fsync, at 1, 16 and 256 entries per save, against raw classic-level
  *    batches of the same records written with `{ sync: true }`.
@@ -15,12 +15,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Bench } from '@parley/bench';
 import type { RaftEntry, StorageOp } from '@parley/interface';
+import { openLevelKV, openLevelRaftLog } from '@parley/storage';
+import { entryKey } from '@parley/storage/raft-codec';
 import { ClassicLevel } from 'classic-level';
-import { openLevelKV } from './level-kv.js';
-import { openLevelRaftLog } from './level-raft-log.js';
-import { entryKey } from './raft-codec.js';
+import { Bench } from './index.js';
 
 const ENTRY_DATA_BYTES = 100;
 const KV_VALUE_BYTES = 64;

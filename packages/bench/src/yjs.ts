@@ -13,12 +13,12 @@
  *   (what the process spends meanwhile on its own timers included; the idle
  *   row measures that alone).
  *
- * Run: `npm run bench:yjs -w @parley/server [-- --json FILE]`.
+ * Run: `npm run bench:yjs [-- --json FILE]`.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { Bench, quantile } from '@parley/bench';
+import { type Client, synced, until, yClient } from '@parley/server/yjs/testkit';
 import type * as Y from 'yjs';
-import { type Client, synced, until, yClient } from './testkit.js';
+import { Bench, quantile } from './index.js';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 20);
 const SEQUENTIAL = Number(process.env.BENCH_EDITS ?? 400);
@@ -39,7 +39,7 @@ interface Server {
 }
 
 function startServer(kind: Kind): Promise<Server> {
-  const child = fork(new URL('./bench-server.js', import.meta.url), [kind], {
+  const child = fork(new URL('./yjs-server.js', import.meta.url), [kind], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   const ask = <T>(type: string, answer: string) =>

@@ -1,5 +1,5 @@
 /**
- * `npm run bench -w @parley/net [-- --json FILE]`
+ * `npm run bench:net [-- --json FILE]`
  *
  * - Request round trip at 1 in flight (p50, p99) and throughput at 32 in
  *   flight, client in this process, server in another, over loopback TCP.
@@ -11,18 +11,22 @@
  *   by this process to four others over raw node:net sockets, which shows
  *   what the machine's scheduling alone costs.
  */
-import './polyfill.js';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Bench, quantile } from '@parley/bench';
-import { decodeFrameBody, encodeFrame, FrameReader, maxFrameBodyBytes } from './frame.js';
-import { generatePsk } from './keys.js';
-import { createLibp2pTransport } from './libp2p.js';
-import { silentLogger } from './logger.js';
+import {
+  createLibp2pTransport,
+  decodeFrameBody,
+  encodeFrame,
+  FrameReader,
+  generatePsk,
+  maxFrameBodyBytes,
+  silentLogger,
+} from '@parley/net';
+import { Bench, quantile } from './index.js';
 
 const PAYLOAD = new Uint8Array(64).fill(0x2a);
 const RTT_SAMPLES = 20_000;
@@ -32,7 +36,7 @@ const GOSSIP_PROCESSES = 5;
 const GOSSIP_RATE_PER_S = 100;
 const GOSSIP_MESSAGES = 600;
 
-const peerScript = fileURLToPath(new URL('./bench-peer.js', import.meta.url));
+const peerScript = fileURLToPath(new URL('./net-peer.js', import.meta.url));
 const children: ChildProcess[] = [];
 
 interface Peer {

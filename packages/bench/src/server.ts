@@ -2,15 +2,15 @@
  * What the HTTP door costs: the same operations through `@parley/server` over
  * loopback HTTP (keep-alive, one client) and through the node API in the same
  * process, on one node with fsync. The anchor is the direct call, so the ratio
- * is the door's overhead. Run: `npm run bench -w @parley/server [-- --json FILE]`.
+ * is the door's overhead. Run: `npm run bench:server [-- --json FILE]`.
  */
 import '@parley/net/polyfill';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Bench, quantile } from '@parley/bench';
 import { createNode } from '@parley/node';
-import { createServer } from './server.js';
+import { createServer } from '@parley/server';
+import { Bench, quantile } from './index.js';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 300);
 

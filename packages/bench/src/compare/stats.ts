@@ -1,5 +1,5 @@
 /** Pure statistics for the side-by-side run: quantiles of a sample and the spread over repetitions. */
-import { quantile } from '@parley/bench';
+import { quantile } from '../index.js';
 
 export { quantile };
 

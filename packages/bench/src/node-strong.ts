@@ -20,10 +20,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Bench, quantile } from '@parley/bench';
 import { loadOrCreatePrivateKey, loadOrCreatePsk, peerIdOf } from '@parley/net';
+import { PeerProcess } from '@parley/node/strong/peer-cluster';
 import { openLevelKV } from '@parley/storage';
-import { PeerProcess } from './peer-cluster.js';
+import { type Bench, quantile } from './index.js';
 
 export interface StrongBenchOptions {
   writes: number;

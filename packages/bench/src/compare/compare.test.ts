@@ -115,7 +115,7 @@ describe('bench:compare pure parts', () => {
   it('says how to install etcd and exits non-zero when etcd is missing', () => {
     expect(findEtcd('/nonexistent/etcd')).toBeUndefined();
     expect(ETCD_MISSING).toContain('apt-get install etcd-server');
-    const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+    const main = fileURLToPath(new URL('../../dist/compare/main.js', import.meta.url));
     if (!existsSync(main)) throw new Error(`${main} is missing: run \`npx tsc -b\` first`);
     const r = spawnSync(process.execPath, [main, '--only', 'cas', '--etcd', '/nonexistent/etcd'], {
       encoding: 'utf8',

@@ -1,5 +1,5 @@
 /**
- * A benchmark peer in its own process (spawned by bench.ts). argv[2] is JSON:
+ * A benchmark peer in its own process (spawned by net.ts). argv[2] is JSON:
  * - `{ mode: 'rpc', pskHex }`: a libp2p transport answering 'echo'; prints `{ addresses }`.
  * - `{ mode: 'raw' }`: a node:net server echoing length-prefixed frames; prints `{ port }`.
  * - `{ mode: 'fanout', port }`: the gossip anchor; connects to a node:net
@@ -8,12 +8,16 @@
  *   delivery latency from the CLOCK_MONOTONIC stamp in each message; prints
  *   `{ ready }` once connected, and `{ latenciesMs }` on the 'report' stdin line.
  */
-import './polyfill.js';
 import { connect, createServer } from 'node:net';
 import { createInterface } from 'node:readline';
-import { decodeFrameBody, encodeFrame, FrameReader, maxFrameBodyBytes } from './frame.js';
-import { createLibp2pTransport } from './libp2p.js';
-import { silentLogger } from './logger.js';
+import {
+  createLibp2pTransport,
+  decodeFrameBody,
+  encodeFrame,
+  FrameReader,
+  maxFrameBodyBytes,
+  silentLogger,
+} from '@parley/net';
 
 const config = JSON.parse(process.argv[2] ?? '{}') as {
   mode: string;

@@ -1,13 +1,13 @@
 /**
- * `npm run bench -w @parley/node` (`-- --json FILE` writes the rows): the
+ * `npm run bench:node` (`-- --json FILE` writes the rows): the
  * node's benchmarks, each beside its anchor measured in the same run.
- * Eventual side: ./bench-eventual.ts (node processes on loopback, LevelDB).
- * Strong side: ./strong/bench.ts (three voter processes on loopback).
+ * Eventual side: ./node-eventual.ts (node processes on loopback, LevelDB).
+ * Strong side: ./node-strong.ts (three voter processes on loopback).
  * Pass `--quick` for a short smoke run, `--side eventual|strong` for one side.
  */
-import { Bench } from '@parley/bench';
-import { runEventualBench } from './bench-eventual.js';
-import { DEFAULT_STRONG_BENCH, runStrongBench } from './strong/bench.js';
+import { Bench } from './index.js';
+import { runEventualBench } from './node-eventual.js';
+import { DEFAULT_STRONG_BENCH, runStrongBench } from './node-strong.js';
 
 const quick = process.argv.includes('--quick');
 const sideAt = process.argv.indexOf('--side');

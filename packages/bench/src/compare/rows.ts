@@ -3,7 +3,7 @@
  * anchor, anchorValue, ratio} plus the spread over repetitions and, where the
  * issue sets one, the target and whether it was met.
  */
-import { type BenchResult, toResult } from '@parley/bench';
+import { type BenchResult, toResult } from '../index.js';
 import type { Spread } from './stats.js';
 
 export type Direction = 'higher' | 'lower';

@@ -3,17 +3,15 @@
  * and values returned (EtcdCalls.bytesRead) and wall time, on a full namespace
  * (10,000 keys of about 3 KB: 30 MB of values) on a 1-member loopback etcd.
  *
- * Run: npm run bench:list -w @parley/etcd [-- --keys N] [--value-bytes N]
+ * Run: npm run bench:etcd-list [-- --keys N] [--value-bytes N]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { Operation, OpResult } from '@parley/coord';
+import { ETCD_MISSING, EtcdBackend, EtcdCluster, encodeEntryRecord, findEtcd } from '@parley/etcd';
 import { Etcd3 } from 'etcd3';
-import { EtcdBackend } from './backend.js';
-import { encodeEntryRecord } from './record.js';
-import { ETCD_MISSING, EtcdCluster, findEtcd } from './testing/etcd-cluster.js';
 
 const arg = (name: string, fallback: number): number => {
   const i = process.argv.indexOf(name);
