@@ -114,10 +114,10 @@ describe('validation: typed 4xx, nothing written', () => {
     expect((otherPrefix.body.data as { items: unknown[] }).items).toHaveLength(0);
   });
 
-  it('an unknown route or method is 404 not_found in the envelope', async () => {
+  it('an unknown route is 404 not_found, a known path under a wrong method 405, in the envelope', async () => {
     const res = await api(p.url, 'PUT', state('v', 'k'), { body: { value: 1 } });
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({ status: 404, msg: expect.any(String), error: 'not_found' });
+    expect(res.status).toBe(405);
+    expect(res.body).toEqual({ status: 405, msg: expect.any(String), error: 'method_not_allowed' });
     expect((await api(p.url, 'GET', '/nope')).body.error).toBe('not_found');
   });
 });

@@ -58,7 +58,7 @@ describe('watch streams', () => {
       '/api/v1/distributed-state/w?watch=true&q=x',
       '/api/v1/distributed-state/w?watch=true&limit=5',
       '/api/v1/distributed-state/w?watch=true&from_revision=abc',
-      '/api/v1/distributed-state/w?prefix=a',
+      '/api/v1/distributed-state/w?from_revision=3',
       '/api/v1/replicated/w?watch=true&from_revision=3',
       '/api/v1/replicated/w?watch=yes',
     ]) {

@@ -27,6 +27,8 @@ const BY_CODE: Record<string, number> = {
   decode_error: EXIT.usage,
   value_too_large: EXIT.usage,
   clock_drift: EXIT.usage,
+  method_not_allowed: EXIT.usage,
+  unsupported_media_type: EXIT.usage,
   key_not_found: EXIT.notFound,
   not_found: EXIT.notFound,
   compacted: EXIT.notFound,

@@ -38,7 +38,7 @@ export function errorFromPayload(payload: ErrorPayload): ParleyError {
       err = new VersionMismatchError(str(d.key), str(d.expected), typeof d.actual === 'string' ? d.actual : undefined);
       break;
     case 'lock_held':
-      err = new LockHeldError(str(d.lock), str(d.owner), num(d.expiresAt));
+      err = new LockHeldError(str(d.lock), str(d.owner), num(d.expiresAt), d.kind === 'lease' ? 'lease' : 'lock');
       break;
     case 'lease_lost':
       // A lock's ended grant names its lock; a lease's, its key and epoch.

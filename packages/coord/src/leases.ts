@@ -91,7 +91,7 @@ export function leaseAcquire(s: Machine, op: Extract<Operation, { type: 'lease_a
   const doc = existing?.value as unknown as LeaseDocument | undefined;
   if (doc && doc.holder !== null && doc.holder !== holder) {
     const live = doc.deadlineAt > now;
-    if (live || !stealIfExpired) throw new LockHeldError(lockName(namespace, key), doc.holder, doc.deadlineAt);
+    if (live || !stealIfExpired) throw new LockHeldError(lockName(namespace, key), doc.holder, doc.deadlineAt, 'lease');
   }
   if (!existing) ensureRoom(s, namespace);
   const next: LeaseDocument = {

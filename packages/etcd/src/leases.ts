@@ -197,7 +197,8 @@ async function leaseAcquire(ctx: EtcdContext, op: Op<'lease_acquire'>, call: OpC
     const doc = existing ? docOf(existing) : undefined;
     if (doc && doc.holder !== null && doc.holder !== holder) {
       const live = doc.deadlineAt > now;
-      if (live || !stealIfExpired) throw new LockHeldError(lockName(namespace, key), doc.holder, doc.deadlineAt);
+      if (live || !stealIfExpired)
+        throw new LockHeldError(lockName(namespace, key), doc.holder, doc.deadlineAt, 'lease');
     }
     const next: LeaseDocument = {
       epoch: Math.max((doc?.epoch ?? 0) + 1, snap.revision + 1),

@@ -95,9 +95,14 @@ export class VersionMismatchError extends ParleyError {
   }
 }
 
+/** Someone else holds a lock, or a lease (`kind` 'lease': its messages say lease, not lock). */
 export class LockHeldError extends ParleyError {
-  constructor(lock: string, owner: string, expiresAt: number) {
-    super('lock_held', `lock '${lock}' is held by '${owner}'`, { lock, owner, expiresAt });
+  constructor(lock: string, owner: string, expiresAt: number, kind: 'lock' | 'lease' = 'lock') {
+    super(
+      'lock_held',
+      kind === 'lease' ? `lease on '${lock}' is held by '${owner}'` : `lock '${lock}' is held by '${owner}'`,
+      kind === 'lease' ? { lock, owner, expiresAt, kind } : { lock, owner, expiresAt },
+    );
   }
 }
 
@@ -125,9 +130,18 @@ export class LockLostError extends ParleyError {
   }
 }
 
+/**
+ * A write fenced by a grant that is no longer the newest. `current` 0: no lock is known on the
+ * key at all (it was never locked, or it has been free past the lock retention), so the message
+ * says that rather than naming a fence 0 that was never granted.
+ */
 export class FenceStaleError extends ParleyError {
   constructor(lock: string, fence: number, current: number) {
-    super('fence_stale', `fence ${fence} on '${lock}' is stale: ${current} was granted since`, {
+    const why =
+      current === 0
+        ? `no lock is held or known on '${lock}' (never locked, or free past the lock retention): acquire the lock first`
+        : `${current} was granted since`;
+    super('fence_stale', `fence ${fence} on '${lock}' is stale: ${why}`, {
       lock,
       fence,
       current,

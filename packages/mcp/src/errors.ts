@@ -12,6 +12,8 @@ export const ERROR_HINTS: Readonly<Record<string, string>> = {
   forbidden_origin: 'The node has no token and refuses requests from a web origin that is not loopback.',
   key_not_found: 'The key is absent or expired. Create it, or treat it as missing.',
   not_found: 'No such resource on the node.',
+  method_not_allowed: 'A bug in the MCP server (it called a route with the wrong method); report it.',
+  unsupported_media_type: 'A bug in the MCP server (it sent a body that is not JSON); report it.',
   key_already_exists: 'Someone created it first (if_not_exists lost). Read the current value instead.',
   version_mismatch:
     'Someone wrote since you read. Re-read the entry with state_get, re-apply your change to the new value, and retry with its version.',

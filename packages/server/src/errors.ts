@@ -12,8 +12,12 @@ export const HTTP_ERROR_STATUS = {
   forbidden_host: 403,
   /** A server without a token was called from a web origin that is not loopback. */
   forbidden_origin: 403,
-  /** No route for this method and path. */
+  /** No route for this path. */
   not_found: 404,
+  /** The path exists, not under this method (the `Allow` header lists those it takes). */
+  method_not_allowed: 405,
+  /** A route that takes a JSON body got another Content-Type, or none. */
+  unsupported_media_type: 415,
   /** Too many concurrent watch streams, or the server is shutting down. */
   too_many_streams: 503,
   /** A bug: never on bad input. */

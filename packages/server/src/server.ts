@@ -9,6 +9,7 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { bearerChecker, checkAllowedHosts, checkBind, PUBLIC_PATHS, rebindingGuard } from './auth.js';
 import { HttpError, type RequestTarget, toErrorEnvelope } from './errors.js';
 import { registerJsonBodyParser } from './json-body.js';
+import { methodNotAllowed, requireJsonBody, routeMethods } from './method-and-media.js';
 import { ServerMetrics } from './metrics.js';
 import { registerCoordinationRoutes } from './routes/coordination.js';
 import { registerLockRoutes } from './routes/locks.js';
@@ -17,6 +18,7 @@ import { registerReplicatedRoutes } from './routes/replicated.js';
 import { registerStateRoutes } from './routes/state.js';
 import type { RouteDeps } from './routes/types.js';
 import { DEFAULT_SSE_LIMITS, type SseLimits, type SseStream } from './sse.js';
+import { validationError } from './validation-messages.js';
 import { attachYjsDoor } from './yjs/door.js';
 import type { YjsDoorOptions } from './yjs/options.js';
 
@@ -77,7 +79,17 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     // Request bodies are checked as sent: no coercion, no silently dropped fields.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    // `verbose` gives each error its schema, so a message can list the fields that exist.
+    ajv: {
+      customOptions: {
+        removeAdditional: false,
+        coerceTypes: false,
+        useDefaults: false,
+        allErrors: false,
+        verbose: true,
+      },
+    },
+    schemaErrorFormatter: validationError,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 4096, ignoreTrailingSlash: false },
     // Errors raised before routing (a malformed URL, say) get the envelope too.
@@ -91,6 +103,7 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   registerJsonBodyParser(app); // `__proto__` is an ordinary key (json-body.ts)
 
+  const methods = routeMethods(app); // before any route, to see them all
   const metrics = new ServerMetrics(options.node.events, {
     defaultMetrics: options.defaultMetrics,
     health: () => options.node.health(),
@@ -104,6 +117,8 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
     sse: { ...DEFAULT_SSE_LIMITS, ...options.sse },
   };
 
+  const security: Array<Record<string, string[]>> =
+    options.token === undefined ? [{}, { bearer: [] }] : [{ bearer: [] }];
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -115,8 +130,15 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
           'Every response is an envelope: {status, msg, data} on success, {status, msg, error} on failure.',
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: options.token === undefined ? [] : [{ bearer: [] }],
+      // Every route but the public probes takes the bearer token, so generated clients send it. A
+      // token-less server needs none (`{}`), and ignores one: a client built from its document works on both.
+      security,
     },
+  });
+  app.addHook('onRoute', (route) => {
+    // On each operation too: some generators read only an operation's own `security`.
+    const own = PUBLIC_PATHS.has(route.url) ? [] : security;
+    route.schema = { ...route.schema, security: own } as typeof route.schema;
   });
 
   if (options.token === undefined) {
@@ -145,8 +167,13 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
   });
 
   app.setNotFoundHandler(async (request) => {
-    throw new HttpError('not_found', `no route for ${request.method} ${request.url.split('?', 1)[0]}`);
+    const path = request.url.split('?', 1)[0]!;
+    throw (
+      methodNotAllowed(request.method, path, methods.allowed(path)) ??
+      new HttpError('not_found', `no route for ${request.method} ${path}`)
+    );
   });
+  requireJsonBody(app);
 
   registerStateRoutes(app, deps);
   registerLockRoutes(app, deps);
