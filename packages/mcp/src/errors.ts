@@ -37,7 +37,8 @@ export const ERROR_HINTS: Readonly<Record<string, string>> = {
     "The node's data directory cannot be written (read-only or permission denied): nothing was written. Use another node.",
   storage_failed: "The node's disk failed: use another node; an operator must check it and restart the node.",
   internal: 'A bug in Parley; report it.',
-  transport: 'The MCP server could not reach the node over HTTP: check that it runs and the endpoint.',
+  transport:
+    'The MCP server could not reach the node over HTTP (not running, restarting, or a wrong endpoint): retry in a moment; if it persists, check that the node runs at the endpoint. A write may or may not have reached it: re-read before retrying a create, claim or compare-and-swap.',
 };
 
 /** A failure of a node call, as returned to the agent. */
@@ -63,4 +64,12 @@ export class ToolError extends Error {
   }
 }
 
-const RETRYABLE = new Set(['not_leader', 'unavailable', 'closed', 'too_many_streams', 'timeout', 'version_mismatch']);
+const RETRYABLE = new Set([
+  'not_leader',
+  'unavailable',
+  'closed',
+  'too_many_streams',
+  'timeout',
+  'version_mismatch',
+  'transport',
+]);

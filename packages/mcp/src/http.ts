@@ -82,11 +82,9 @@ export class NodeClient {
         signal,
       });
     } catch (err) {
-      const why = bound.aborted
-        ? `no answer within ${boundMs} ms`
-        : options.signal?.aborted
-          ? 'cancelled by the client'
-          : (err as Error).message;
+      if (bound.aborted)
+        throw new ToolError('timeout', 0, `${method} ${this.endpoint}${path}: no answer within ${boundMs} ms`);
+      const why = options.signal?.aborted ? 'cancelled by the client' : (err as Error).message;
       throw new ToolError('transport', 0, `${method} ${this.endpoint}${path}: ${why}`);
     }
     const text = response.text;

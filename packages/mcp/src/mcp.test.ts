@@ -80,6 +80,7 @@ describe('parley mcp over stdio, against a running node', () => {
         'lock_acquire',
         'lock_inspect',
         'lock_release',
+        'lock_renew',
         'replicated_get',
         'replicated_increment',
         'replicated_list',

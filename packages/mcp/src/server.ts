@@ -7,6 +7,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createNode, type ParleyNode } from '@parley/node';
 import { createServer, type ParleyServer } from '@parley/server';
+import { typedArgumentErrors } from './arguments.js';
 import { NodeClient } from './http.js';
 import { registerResources } from './resources.js';
 import { registerTools, type ToolOptions } from './tools.js';
@@ -26,6 +27,7 @@ export function createMcpServer(client: NodeClient, options: ToolOptions & Watch
         'follow the hint (version_mismatch: re-read and retry).',
     },
   );
+  typedArgumentErrors(server);
   registerTools(server, client, options);
   registerResources(server, client);
   registerWatch(server, client, options);

@@ -7,6 +7,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
+import { strict } from './arguments.js';
 import { ToolError } from './errors.js';
 import { type NodeClient, path, query } from './http.js';
 
@@ -81,7 +82,7 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     {
       description:
         'Read a strong (linearizable) entry: {namespace, key, value, version, ttl_seconds, ...}. Error key_not_found if absent.',
-      inputSchema: { namespace: NAMESPACE, key: KEY },
+      inputSchema: strict({ namespace: NAMESPACE, key: KEY }),
     },
     ({ namespace, key }, extra) =>
       answer(node, every, extra, (call) => call('GET', path('distributed-state', namespace, key))),
@@ -91,14 +92,14 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     {
       description:
         'Write a strong entry. With if_version_matches it is a compare-and-swap (error version_mismatch: re-read and retry); with if_not_exists it only creates (error key_already_exists).',
-      inputSchema: {
+      inputSchema: strict({
         namespace: NAMESPACE,
         key: KEY,
         value: VALUE,
         ttl_seconds: TTL.optional(),
         if_version_matches: z.string().min(1).optional().describe('Write only if the current version is this one'),
         if_not_exists: z.boolean().optional().describe('Write only if the key does not exist'),
-      },
+      }),
     },
     ({ namespace, key, value, ...rest }, extra) =>
       answer(node, every, extra, (call) =>
@@ -109,7 +110,7 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     'state_delete',
     {
       description: 'Delete a strong entry (optionally only at a version). Error key_not_found if absent.',
-      inputSchema: { namespace: NAMESPACE, key: KEY, if_version_matches: z.string().min(1).optional() },
+      inputSchema: strict({ namespace: NAMESPACE, key: KEY, if_version_matches: z.string().min(1).optional() }),
     },
     ({ namespace, key, if_version_matches }, extra) =>
       answer(node, every, extra, (call) =>
@@ -120,14 +121,15 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     'state_list',
     {
       description:
-        'List a strong namespace: {items, next_cursor}. q is a substring match; filter uses the grammar `status = "open" and attempts >= 3`.',
-      inputSchema: {
+        'List a strong namespace: {items, next_cursor}. prefix keeps keys that start with it, q is a case-insensitive substring match; filter uses the grammar `status = "open" and attempts >= 3`.',
+      inputSchema: strict({
         namespace: NAMESPACE,
+        prefix: z.string().max(1024).optional().describe('Only keys that start with this (case-sensitive)'),
         q: z.string().max(1024).optional(),
         filter: z.string().max(1024).optional(),
         limit: z.number().int().min(1).max(1000).optional(),
         cursor: z.string().optional().describe('next_cursor of the previous page'),
-      },
+      }),
     },
     ({ namespace, ...q }, extra) =>
       answer(node, every, extra, (call) => call('GET', path('distributed-state', namespace) + query(q))),
@@ -139,7 +141,7 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     {
       description:
         'Claim a key: exactly one caller wins. Answers {won, value, version}; losers see the winner’s value.',
-      inputSchema: { namespace: NAMESPACE, key: KEY, value: VALUE, ttl_seconds: TTL.optional() },
+      inputSchema: strict({ namespace: NAMESPACE, key: KEY, value: VALUE, ttl_seconds: TTL.optional() }),
     },
     ({ namespace, key, value, ttl_seconds }, extra) =>
       answer(node, every, extra, (call) =>
@@ -151,13 +153,13 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     {
       description:
         'Acquire a fenced lease: answers {epoch, holder, deadline_at, state}. Keep the epoch: renew before the TTL ends; writes with an older epoch are refused (lease_lost). Error lock_held while someone else holds it.',
-      inputSchema: {
+      inputSchema: strict({
         namespace: NAMESPACE,
         key: KEY,
         holder: z.string().min(1).max(256).describe('Your stable name'),
         ttl_seconds: TTL,
         state: VALUE.optional().describe('Initial state (kept from the last holder if omitted)'),
-      },
+      }),
     },
     ({ namespace, key, ...body }, extra) =>
       answer(node, every, extra, (call) => call('POST', path('leases', namespace, key), body)),
@@ -172,7 +174,7 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     'lease_renew',
     {
       description: 'Renew your lease (heartbeat). Error lease_lost if a newer epoch exists: stop working on it.',
-      inputSchema: { ...LEASE, ttl_seconds: TTL.optional() },
+      inputSchema: strict({ ...LEASE, ttl_seconds: TTL.optional() }),
     },
     ({ namespace, key, ...body }, extra) =>
       answer(node, every, extra, (call) => call('POST', path('leases', namespace, key, '/renew'), body)),
@@ -182,7 +184,7 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     {
       description:
         'Fenced write of the lease state: accepted only from the current holder and epoch (else lease_lost).',
-      inputSchema: { ...LEASE, state: VALUE, if_version_matches: z.string().min(1).optional() },
+      inputSchema: strict({ ...LEASE, state: VALUE, if_version_matches: z.string().min(1).optional() }),
     },
     ({ namespace, key, state, ...body }, extra) =>
       answer(node, every, extra, (call) =>
@@ -193,7 +195,7 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     'lease_release',
     {
       description: 'Release your lease, optionally writing a final state. Error lease_lost if you no longer hold it.',
-      inputSchema: { ...LEASE, state: VALUE.optional() },
+      inputSchema: strict({ ...LEASE, state: VALUE.optional() }),
     },
     ({ namespace, key, ...body }, extra) =>
       answer(node, every, extra, (call) => call('POST', path('leases', namespace, key, '/release'), body)),
@@ -205,14 +207,14 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     {
       description:
         'Acquire a fenced lock: answers {owner, fence, expires_at}. Pass fence to state_set-style writes as a fence; error lock_held if held (and not granted within wait_seconds).',
-      inputSchema: {
+      inputSchema: strict({
         namespace: NAMESPACE,
         key: KEY,
         owner: z.string().min(1).max(256),
         ttl_seconds: z.number().int().min(1).max(3600).optional(),
         wait_seconds: z.number().int().min(0).max(300).optional().describe('Wait in the FIFO queue this long'),
         metadata: VALUE.optional(),
-      },
+      }),
     },
     ({ namespace, key, ...body }, extra) =>
       answer(node, every, extra, (call) =>
@@ -220,15 +222,31 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
       ),
   );
   server.registerTool(
+    'lock_renew',
+    {
+      description:
+        'Extend a lock you hold (heartbeat): answers {owner, fence, expires_at}. Renew before expires_at; error lease_lost once the grant ended (expired or released: acquire again), lock_held if another owner holds it.',
+      inputSchema: strict({
+        namespace: NAMESPACE,
+        key: KEY,
+        owner: z.string().min(1).max(256),
+        fence: z.number().int().min(1).describe('The fence lock_acquire answered'),
+        ttl_seconds: z.number().int().min(1).max(3600).optional().describe('New TTL from now (default: the grant’s)'),
+      }),
+    },
+    ({ namespace, key, ...body }, extra) =>
+      answer(node, every, extra, (call) => call('POST', path('locks', namespace, key, '/renew'), body)),
+  );
+  server.registerTool(
     'lock_release',
     {
       description: 'Release a lock you hold: answers {released}. A stale fence never frees a newer holder.',
-      inputSchema: {
+      inputSchema: strict({
         namespace: NAMESPACE,
         key: KEY,
         owner: z.string().min(1).max(256),
         fence: z.number().int().min(1),
-      },
+      }),
     },
     ({ namespace, key, ...body }, extra) =>
       answer(node, every, extra, (call) => call('POST', path('locks', namespace, key, '/release'), body)),
@@ -240,7 +258,7 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     {
       description:
         'Write a replicated entry (CRDT, last writer wins): accepted locally even when offline, spread by gossip.',
-      inputSchema: { namespace: NAMESPACE, key: KEY, value: VALUE, ttl_seconds: TTL.optional() },
+      inputSchema: strict({ namespace: NAMESPACE, key: KEY, value: VALUE, ttl_seconds: TTL.optional() }),
     },
     ({ namespace, key, value, ttl_seconds }, extra) =>
       answer(node, every, extra, (call) =>
@@ -251,7 +269,7 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     'replicated_get',
     {
       description: 'Read a replicated entry from this node. Error key_not_found if absent.',
-      inputSchema: { namespace: NAMESPACE, key: KEY },
+      inputSchema: strict({ namespace: NAMESPACE, key: KEY }),
     },
     ({ namespace, key }, extra) =>
       answer(node, every, extra, (call) => call('GET', path('replicated', namespace, key))),
@@ -260,7 +278,12 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     'replicated_increment',
     {
       description: 'Add to a replicated counter (PN-counter: concurrent increments add up). Negative by decrements.',
-      inputSchema: { namespace: NAMESPACE, key: KEY, by: z.number().int().optional(), ttl_seconds: TTL.optional() },
+      inputSchema: strict({
+        namespace: NAMESPACE,
+        key: KEY,
+        by: z.number().int().optional(),
+        ttl_seconds: TTL.optional(),
+      }),
     },
     ({ namespace, key, ...body }, extra) =>
       answer(node, every, extra, (call) => call('POST', path('replicated', namespace, key, '/increment'), body)),
@@ -269,13 +292,14 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     'replicated_list',
     {
       description: 'List a replicated namespace on this node: {items, next_cursor}.',
-      inputSchema: {
+      inputSchema: strict({
         namespace: NAMESPACE,
+        prefix: z.string().max(1024).optional().describe('Only keys that start with this (case-sensitive)'),
         q: z.string().max(1024).optional(),
         filter: z.string().max(1024).optional(),
         limit: z.number().int().min(1).max(1000).optional(),
         cursor: z.string().optional(),
-      },
+      }),
     },
     ({ namespace, ...q }, extra) =>
       answer(node, every, extra, (call) => call('GET', path('replicated', namespace) + query(q))),

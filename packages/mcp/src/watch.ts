@@ -22,6 +22,7 @@ import {
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
+import { strict } from './arguments.js';
 import { ToolError } from './errors.js';
 import { type NodeClient, path } from './http.js';
 
@@ -121,7 +122,7 @@ export function registerWatch(server: McpServer, node: NodeClient, options: Watc
               `Subscribe to ${uriOf('lease', '{namespace}', '{key}')} to be told when it is lost or changes holder.`
             : 'Who holds a lock: {status: held|free, holder: {owner, fence, expires_at}, last_fence, waiters}. ' +
               `Subscribe to ${uriOf('lock', '{namespace}', '{key}')} to be told when it is lost or changes holder.`,
-        inputSchema: { namespace: NAMESPACE, key: KEY },
+        inputSchema: strict({ namespace: NAMESPACE, key: KEY }),
         annotations: { readOnlyHint: true },
       },
       async ({ namespace, key }, extra) => {

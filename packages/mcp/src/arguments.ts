@@ -1,0 +1,55 @@
+/**
+ * Tool arguments: each tool's schema is strict (an argument the tool does not
+ * take is refused, never silently dropped), and a call whose arguments fail
+ * the schema gets the same `{error, status, message, retryable, hint}` JSON as
+ * every other failure (`invalid_argument`), not the SDK's plain text.
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import * as z from 'zod';
+import { ToolError } from './errors.js';
+
+/** A tool's input schema from its fields: unknown arguments are an error. */
+export const strict = <S extends z.ZodRawShape>(shape: S) => z.object(shape).strict();
+
+const VALIDATION = /^(?:MCP error -?\d+: )?Input validation error: Invalid arguments for tool ([\w-]+): ([\s\S]*)$/;
+
+/** One zod issue line (`Unrecognized key: "x"`, `Too big: … at ttl_seconds`) in the words of the HTTP door. */
+function issueText(line: string): string {
+  const unknown = /^Unrecognized keys?: (.*)$/.exec(line);
+  if (unknown) return `unknown argument ${unknown[1]}`;
+  const at = /^(.*) at (\S+)$/.exec(line);
+  return at ? `${at[2]}: ${at[1]}` : line;
+}
+
+/**
+ * The tool error of a failed call, from the SDK's message: validation failures become
+ * `invalid_argument` with the tool and argument named; anything else the SDK refuses
+ * (an unknown tool) is `invalid_argument` as well.
+ */
+export function toolErrorOf(message: string): ToolError {
+  const v = VALIDATION.exec(message);
+  if (v) {
+    const issues = v[2]!
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map(issueText);
+    return new ToolError('invalid_argument', 400, `${v[1]}: ${issues.join('; ')}`);
+  }
+  return new ToolError('invalid_argument', 400, message.replace(/^MCP error -?\d+: /, ''));
+}
+
+/**
+ * Makes the server answer argument failures as tool errors in Parley's shape. The SDK builds
+ * those results in `createToolError(message)` (its own errors only: Parley's tools answer
+ * their failures themselves); this replaces it on this instance.
+ */
+export function typedArgumentErrors(server: McpServer): void {
+  const target = server as unknown as { createToolError: (message: string) => unknown };
+  if (typeof target.createToolError !== 'function') {
+    throw new Error('@modelcontextprotocol/sdk changed: McpServer.createToolError is gone (see arguments.ts)');
+  }
+  target.createToolError = (message: string) => ({
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify(toolErrorOf(message).toJSON()) }],
+  });
+}
