@@ -1,5 +1,5 @@
 /** The HTTP client the commands share: the envelope in, typed failures out. */
-import { pathSegment, type ResponseAsIs, requestAsIs } from '@parley/server/request-as-is';
+import { openAsIs, pathSegment, type ResponseAsIs, requestAsIs } from '@parley/server/request-as-is';
 import { exitCodeOf } from './exit-codes.js';
 
 export interface ErrorBody {
@@ -25,6 +25,14 @@ export interface ClientOptions {
   token?: string;
   /** Per request; a blocking lock acquire adds its wait. Default 30 s. */
   timeoutMs?: number;
+  /** CA certificates (PEM) to trust for an https endpoint, besides the system's (`--cacert`). */
+  ca?: string | Buffer;
+}
+
+/** A watch response as it starts: its status, then its body as it streams. */
+export interface StreamResponse {
+  status: number;
+  body: AsyncIterable<Uint8Array>;
 }
 
 export class ApiClient {
@@ -38,25 +46,39 @@ export class ApiClient {
     path: string,
     query: Record<string, string | number | undefined>,
     headers: Record<string, string> = {},
-  ): Promise<Response> {
-    const url = new URL(this.base + path);
-    for (const [name, value] of Object.entries(query))
-      if (value !== undefined) url.searchParams.set(name, String(value));
-    let response: Response;
+  ): Promise<StreamResponse> {
+    const q = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) if (value !== undefined) q.set(name, String(value));
+    let response: Awaited<ReturnType<typeof openAsIs>>;
     try {
-      response = await fetch(url, { headers: { ...headers, ...this.authHeader(), accept: 'text/event-stream' } });
+      response = await openAsIs(this.base, {
+        method: 'GET',
+        path: q.size > 0 ? `${path}?${q}` : path,
+        headers: { ...headers, ...this.authHeader(), accept: 'text/event-stream' },
+        ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
+      });
     } catch (err) {
       throw this.unreachable(err);
     }
-    if (!response.ok) {
-      const body = (await response.json().catch(() => ({}))) as Partial<ErrorBody>;
+    const status = response.statusCode ?? 0;
+    if (status < 200 || status >= 300) {
+      let text = '';
+      for await (const chunk of response) {
+        text += String(chunk);
+        if (text.length > 65_536) break;
+      }
+      response.destroy();
+      let body: Partial<ErrorBody> = {};
+      try {
+        body = JSON.parse(text) as Partial<ErrorBody>;
+      } catch {}
       throw new ApiError({
-        status: response.status,
-        msg: body.msg ?? response.statusText,
+        status,
+        msg: body.msg ?? response.statusMessage ?? '',
         error: body.error ?? 'internal',
       });
     }
-    return response;
+    return { status, body: response };
   }
 
   private authHeader(): Record<string, string> {
@@ -99,6 +121,7 @@ export class ApiClient {
         headers,
         body: init.body === undefined ? undefined : JSON.stringify(init.body),
         signal: AbortSignal.timeout((this.options.timeoutMs ?? 30_000) + (init.extraTimeoutMs ?? 0)),
+        ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
       });
     } catch (err) {
       throw this.unreachable(err);

@@ -1,4 +1,5 @@
 /** What every command reads from the global options and the environment. */
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ApiClient, UsageError } from './client.js';
 import { parseEndpoint } from './endpoint.js';
@@ -10,6 +11,19 @@ export interface GlobalOptions {
   output: OutputFormat;
   printValueOnly?: boolean;
   endpoint?: string;
+  cacert?: string;
+}
+
+/** The CA certificates of `--cacert`, else PARLEY_CACERT (a PEM file); undefined if neither is set. */
+export function caOf(flag: string | undefined): Buffer | undefined {
+  const file = flag ?? (process.env.PARLEY_CACERT === '' ? undefined : process.env.PARLEY_CACERT);
+  if (file === undefined) return undefined;
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    const name = flag === undefined ? 'PARLEY_CACERT' : '--cacert';
+    throw new UsageError(`${name}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
 }
 
 /** Commands whose answer holds entry values: the ones `--output value` applies to. */
@@ -46,7 +60,7 @@ export function ctxOf(command: Command): Ctx {
   const format = formatOf(command);
   const endpoint = endpointOf(globals.endpoint) ?? DEFAULT_ENDPOINT;
   return {
-    client: new ApiClient({ endpoint, token: process.env.PARLEY_API_TOKEN }),
+    client: new ApiClient({ endpoint, token: process.env.PARLEY_API_TOKEN, ca: caOf(globals.cacert) }),
     out: processOut(format),
   };
 }

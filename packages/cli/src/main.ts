@@ -15,7 +15,7 @@ import { serveCommand } from './commands/serve.js';
 import { stateCommands } from './commands/state.js';
 import { statusCommand } from './commands/status.js';
 import { completionCommand } from './completion.js';
-import { endpointOf } from './context.js';
+import { caOf, endpointOf } from './context.js';
 import { EXIT, exitCodeOf } from './exit-codes.js';
 import { addExamples, HELP_CONFIG } from './help.js';
 
@@ -31,6 +31,10 @@ export function buildProgram(): Command {
       '-e, --endpoint <url>',
       'the node HTTP API, a URL or host:port (default $PARLEY_ENDPOINT or http://127.0.0.1:4000)',
     )
+    .option(
+      '--cacert <file>',
+      'trust this CA (PEM) for an https:// endpoint, e.g. a self-signed node (default $PARLEY_CACERT)',
+    )
     .showHelpAfterError()
     .exitOverride();
   stateCommands(program);
@@ -45,8 +49,10 @@ export function buildProgram(): Command {
     .description('serve the Model Context Protocol over stdio (a running node with --endpoint, else an embedded one)')
     .option('-d, --data-dir <dir>', 'data dir of the embedded node', './.parley')
     .action(async (o: { dataDir: string }) => {
-      const endpoint = endpointOf(program.opts<{ endpoint?: string }>().endpoint);
-      await (await import('@parley/mcp' as string)).runMcp({ endpoint, dataDir: o.dataDir });
+      const globals = program.opts<{ endpoint?: string; cacert?: string }>();
+      const endpoint = endpointOf(globals.endpoint);
+      const ca = caOf(globals.cacert);
+      await (await import('@parley/mcp' as string)).runMcp({ endpoint, dataDir: o.dataDir, ...(ca ? { ca } : {}) });
     });
   completionCommand(program);
   addExamples(program);

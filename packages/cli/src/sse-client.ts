@@ -7,7 +7,7 @@
  * cannot reconnect. A replicated watch has no ids: a cut ends it with
  * `unavailable`, since changes may have been missed.
  */
-import { type ApiClient, ApiError } from './client.js';
+import { type ApiClient, ApiError, type StreamResponse } from './client.js';
 import type { Out } from './output.js';
 
 /** One event may not exceed this; a longer line means a broken stream. */
@@ -85,15 +85,14 @@ export async function streamEvents(
 }
 
 /** Parses the stream until it ends; a server-sent `error` event ends it with the server's reason. */
-async function readEvents(response: Response, onEvent: (e: Parsed) => void): Promise<Ending> {
-  if (response.body === null) return { kind: 'cut', reason: 'no body' };
+async function readEvents(response: StreamResponse, onEvent: (e: Parsed) => void): Promise<Ending> {
   const decoder = new TextDecoder();
   let buffer = '';
   let event = 'message';
   let id: string | undefined;
   let data = '';
   try {
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    for await (const chunk of response.body) {
       buffer += decoder.decode(chunk, { stream: true });
       if (buffer.length > MAX_EVENT_BYTES) throw new Error('watch stream sent an over-long event');
       let newline = buffer.indexOf('\n');

@@ -19,6 +19,8 @@ export interface NodeClientOptions {
    * the node answers `timeout` itself. A call that waits on the node (`waitMs`) gets that much more.
    */
   callTimeoutMs?: number;
+  /** CA certificates (PEM) to trust for an https endpoint, besides the system's (`parley --cacert`). */
+  ca?: string | Buffer;
 }
 
 /** Per call: time the node may hold it on purpose, and the caller's cancellation. */
@@ -34,6 +36,7 @@ export class NodeClient {
   readonly endpoint: string;
   private readonly token: string | undefined;
   private readonly callTimeoutMs: number;
+  private readonly ca: string | Buffer | undefined;
   private inflight = 0;
   private readonly idleWaiters: Array<() => void> = [];
 
@@ -41,6 +44,7 @@ export class NodeClient {
     this.endpoint = options.endpoint.replace(/\/+$/, '');
     this.token = options.token;
     this.callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+    this.ca = options.ca;
   }
 
   /** Resolves once no call is in flight (so answers are not cut off at shutdown), or after `timeoutMs`. */
@@ -80,6 +84,7 @@ export class NodeClient {
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         signal,
+        ...(this.ca === undefined ? {} : { ca: this.ca }),
       });
     } catch (err) {
       if (bound.aborted)

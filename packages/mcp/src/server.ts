@@ -42,6 +42,8 @@ export interface RunMcpOptions {
   token?: string;
   /** Data dir of the embedded node (default ./.parley). */
   dataDir?: string;
+  /** CA certificates (PEM) to trust for an https `endpoint`. */
+  ca?: string | Buffer;
 }
 
 /** Serves MCP on stdin/stdout until stdin closes. Logs only to stderr. */
@@ -60,7 +62,7 @@ export async function runMcp(options: RunMcpOptions = {}): Promise<void> {
       throw err;
     }
   }
-  const client = new NodeClient({ endpoint, token });
+  const client = new NodeClient({ endpoint, token, ...(options.ca === undefined ? {} : { ca: options.ca }) });
   const server = createMcpServer(client);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {

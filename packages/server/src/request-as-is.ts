@@ -10,7 +10,7 @@
  * writes those keys as `%2E` / `%2E%2E` (`pathSegment`) and sends the path as
  * it is, not through a URL parser (`requestAsIs`, over node:http).
  */
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
 /** One path segment of the API: percent-encoded, a key `.` or `..` as `%2E` or `%2E%2E`. */
@@ -57,6 +57,8 @@ export interface RequestAsIs {
   signal?: AbortSignal;
   /** A longer response body rejects (default DEFAULT_MAX_RESPONSE_BYTES). */
   maxResponseBytes?: number;
+  /** For an https base: the CA certificates (PEM) to trust besides the system's, e.g. a self-signed node's. */
+  ca?: string | Buffer;
 }
 
 export interface ResponseAsIs {
@@ -71,12 +73,43 @@ export interface ResponseAsIs {
  * byte for byte. Network failures reject with node's error (`code`: ECONNREFUSED, …).
  */
 export function requestAsIs(base: string, init: RequestAsIs): Promise<ResponseAsIs> {
+  const limit = init.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  return new Promise((resolve, reject) => {
+    openAsIs(base, init).then((res) => {
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      const fail = (err: unknown) => {
+        res.destroy();
+        reject(err);
+      };
+      res.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > limit) fail(new RangeError(`response larger than ${limit} bytes`));
+        else chunks.push(chunk);
+      });
+      res.on('error', fail); // an abort destroys the response with the signal's reason (openAsIs)
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          statusText: res.statusMessage ?? '',
+          headers: res.headers,
+          text: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
+    }, reject);
+  });
+}
+
+/**
+ * Sends the request as requestAsIs does and resolves with the response as it starts (status and
+ * headers read, the body still streaming: a watch). The signal also aborts the body.
+ */
+export function openAsIs(base: string, init: RequestAsIs): Promise<IncomingMessage> {
   const url = new URL(base);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     return Promise.reject(new TypeError(`not an http(s) URL: ${base}`));
   }
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  const limit = init.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const signal = init.signal;
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
@@ -99,6 +132,7 @@ export function requestAsIs(base: string, init: RequestAsIs): Promise<ResponseAs
         port: url.port,
         method: init.method,
         path: url.pathname.replace(/\/+$/, '') + escapeTarget(init.path),
+        ...(url.protocol === 'https:' && init.ca !== undefined ? { ca: init.ca } : {}),
         // Content-Length always (node frames an OPTIONS or DELETE body otherwise not at all).
         headers: {
           host: url.host,
@@ -107,25 +141,16 @@ export function requestAsIs(base: string, init: RequestAsIs): Promise<ResponseAs
         },
       },
       (res) => {
-        const chunks: Buffer[] = [];
-        let bytes = 0;
-        res.on('data', (chunk: Buffer) => {
-          bytes += chunk.length;
-          if (bytes > limit) fail(new RangeError(`response larger than ${limit} bytes`));
-          else chunks.push(chunk);
-        });
-        res.on('error', fail);
-        res.on('end', () => {
-          if (settled) return;
-          settled = true;
-          signal?.removeEventListener('abort', onAbort);
-          resolve({
-            status: res.statusCode ?? 0,
-            statusText: res.statusMessage ?? '',
-            headers: res.headers,
-            text: Buffer.concat(chunks).toString('utf8'),
-          });
-        });
+        if (settled) {
+          res.destroy();
+          return;
+        }
+        settled = true;
+        if (signal !== undefined) {
+          signal.removeEventListener('abort', onAbort);
+          signal.addEventListener('abort', () => res.destroy(signal.reason as Error), { once: true });
+        }
+        resolve(res);
       },
     );
     req.on('error', fail);

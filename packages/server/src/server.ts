@@ -37,6 +37,11 @@ export interface ServerOptions {
   /** Bearer token every API call must present (the CLI reads PARLEY_API_TOKEN). */
   token?: string;
   /**
+   * Serve HTTPS (and wss:// for the y-websocket door) with this certificate and key (PEM text or
+   * bytes; `cert` may hold the chain). Without it, plain HTTP. `parley serve --tls-cert --tls-key`.
+   */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /**
    * Without a token, the server answers only requests whose Host (and Origin, when
    * sent) is a loopback name: localhost, 127.0.0.0/8 or [::1], any port. These host
    * names (no port) are accepted too, e.g. a name in /etc/hosts that points at
@@ -59,7 +64,7 @@ export interface ServerOptions {
 export interface ParleyServer {
   readonly app: FastifyInstance;
   readonly metrics: ServerMetrics;
-  /** Starts listening; resolves to the base URL (http://host:port). */
+  /** Starts listening; resolves to the base URL (http://host:port, https:// with `tls`). */
   listen(): Promise<string>;
   /** Ends watch streams and stops the server. Does not close the node. */
   close(): Promise<void>;
@@ -76,6 +81,8 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
       process.stderr.write(`parley server: unexpected error in ${route}: ${(err as Error)?.stack ?? String(err)}\n`));
 
   const app = Fastify({
+    // HTTPS is the same server over TLS: node's https.Server is an http.Server for every route and hook.
+    ...(options.tls === undefined ? {} : { https: { cert: options.tls.cert, key: options.tls.key } }),
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     // Request bodies are checked as sent: no coercion, no silently dropped fields.
@@ -195,7 +202,7 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
       const address = app.server.address();
       const actualPort = typeof address === 'object' && address !== null ? address.port : port;
       const shownHost = host.includes(':') ? `[${host}]` : host;
-      return `http://${shownHost}:${actualPort}`;
+      return `${options.tls === undefined ? 'http' : 'https'}://${shownHost}:${actualPort}`;
     },
     async close() {
       await app.close();

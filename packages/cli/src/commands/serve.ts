@@ -21,6 +21,27 @@ export interface ServeOptions {
   voters?: string;
   etcd?: string;
   etcdPrefix?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+}
+
+/** `--tls-cert` and `--tls-key` read (both or neither), or undefined for plain HTTP. */
+export async function tlsOptions(
+  opts: Pick<ServeOptions, 'tlsCert' | 'tlsKey'>,
+): Promise<{ cert: Buffer; key: Buffer } | undefined> {
+  if (opts.tlsCert === undefined && opts.tlsKey === undefined) return undefined;
+  if (opts.tlsCert === undefined || opts.tlsKey === undefined) {
+    throw new UsageError('--tls-cert and --tls-key go together (a PEM certificate and its private key)');
+  }
+  const { readFile } = await import('node:fs/promises');
+  const read = async (flag: string, file: string) => {
+    try {
+      return await readFile(file);
+    } catch (err) {
+      throw new UsageError(`${flag}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+  };
+  return { cert: await read('--tls-cert', opts.tlsCert), key: await read('--tls-key', opts.tlsKey) };
 }
 
 /** Kept here so `parley --help` does not load the server. */
@@ -66,6 +87,8 @@ export function serveCommand(program: Command): void {
       'run strong namespaces, locks and leases on this etcd cluster (comma-separated client URLs)',
     )
     .option('--etcd-prefix <prefix>', 'prefix of the keys Parley writes in etcd (default /parley; with --etcd)')
+    .option('--tls-cert <file>', 'serve HTTPS with this PEM certificate (chain); with --tls-key')
+    .option('--tls-key <file>', 'the PEM private key of --tls-cert')
     .action(async (opts: ServeOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       await serve(opts, globals.output === 'json');
@@ -107,6 +130,7 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
   if (port < 0 || port > 65_535) throw new UsageError('--port must be in 0..65535');
   checkBind(opts.host, token); // before any node starts
   const allowedHosts = checkAllowedHosts(opts.allowHost ?? []);
+  const tls = await tlsOptions(opts);
   if (port !== 0) await assertPortFree(opts.host, port);
   const dataDir = resolve(opts.dataDir);
   const nodeOptions: NodeOptions = { dataDir };
@@ -128,7 +152,7 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
   let server: import('@parley/server').ParleyServer;
   let url: string;
   try {
-    server = await createServer({ node, host: opts.host, port, token, allowedHosts });
+    server = await createServer({ node, host: opts.host, port, token, allowedHosts, ...(tls ? { tls } : {}) });
     url = await server.listen();
   } catch (err) {
     await node.close();
@@ -137,7 +161,7 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
 
   if (json) {
     process.stdout.write(
-      `${JSON.stringify({ url, dataDir, peerId: node.peerId, addresses: node.addresses, auth: token !== undefined, strong: etcd === undefined ? 'raft' : 'etcd' })}\n`,
+      `${JSON.stringify({ url, dataDir, peerId: node.peerId, addresses: node.addresses, auth: token !== undefined, tls: tls !== undefined, strong: etcd === undefined ? 'raft' : 'etcd' })}\n`,
     );
   } else {
     process.stdout.write(
@@ -151,7 +175,12 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
         token === undefined
           ? '  auth      none (loopback only). To require a token: PARLEY_API_TOKEN=<secret> npm start; clients send "Authorization: Bearer <secret>"'
           : '  auth      bearer token from PARLEY_API_TOKEN',
-        `  try       curl ${url}/readyz   ·   npx parley status   ·   ${url}/openapi.json`,
+        `  port      ${new URL(url).port} (another: npm start -- -p 4100, or parley serve -p 4100; 0 picks a free one)`,
+        `  clients   ${url === 'http://127.0.0.1:4000' ? 'the CLI default' : `npx parley -e ${url} …, or export PARLEY_ENDPOINT=${url}`}`,
+        tls === undefined
+          ? '  tls       off (HTTPS: --tls-cert FILE --tls-key FILE)'
+          : `  tls       certificate ${opts.tlsCert} (clients of a private CA: --cacert FILE or PARLEY_CACERT)`,
+        `  try       curl ${tls === undefined ? '' : '--cacert <ca.pem> '}${url}/readyz   ·   npx parley${url === 'http://127.0.0.1:4000' ? '' : ` -e ${url}`} status   ·   ${url}/openapi.json`,
         'Ctrl-C stops it.',
         '',
       ].join('\n'),
