@@ -29,8 +29,8 @@ import {
   type Unsubscribe,
   ValueTooLargeError,
 } from '@parley/interface';
-import type { EventualNamespaceImpl } from './namespace.js';
 import { maxWallOf } from './persist.js';
+import type { ReplicationPort } from './port.js';
 import { KnownReplicas } from './replicas.js';
 import { decodeGossip, decodeRequest, encodeGossip, encodeRequest, TAG_PULL, TAG_PUSH, TAG_RICH } from './wire.js';
 
@@ -63,7 +63,7 @@ export class Replicator {
   /** Majority operations waiting for more replicas to become known. */
   private readonly replicaListeners = new Set<(peer: PeerId) => void>();
 
-  constructor(private readonly ns: EventualNamespaceImpl) {
+  constructor(private readonly ns: ReplicationPort) {
     this.topic = `parley/ev/1/${ns.name}`;
     this.protocol = `parley/ev/1/${ns.name}`;
     this.replicas = new KnownReplicas(ns.ctx.peerId, ns.options.replicaTtlMs);
@@ -75,7 +75,7 @@ export class Replicator {
 
   /** Adopts the replicas persisted in the namespace's meta (when the namespace opens). */
   loadReplicas(): void {
-    this.replicas.load(this.ns.store.meta.replicas, this.ns.now());
+    this.replicas.load(this.ns.storedReplicas(), this.ns.now());
   }
 
   /** Peers known to replicate this namespace: heard from within `replicaTtlMs` (see KnownReplicas). */
@@ -86,8 +86,7 @@ export class Replicator {
   private noteReplica(peer: PeerId): void {
     const change = this.replicas.heard(peer, this.ns.now());
     if (change === undefined) return;
-    this.ns.store.setMeta({ ...this.ns.store.meta, replicas: this.replicas.toJSON() });
-    this.ns.durable().catch(() => {});
+    this.ns.storeReplicas(this.replicas.toJSON());
     if (change === 'new') for (const l of [...this.replicaListeners]) l(peer);
   }
 
@@ -224,7 +223,7 @@ export class Replicator {
     if (this.stopped || from === this.ns.ctx.peerId) return;
     this.ns.counters.gossipBytesIn += msg.length;
     this.ns.ctx.events.emit('gossip:bytes', { direction: 'in', bytes: msg.length, namespace: this.ns.name });
-    if (this.ns.isClosed) return;
+    if (this.ns.closed) return;
     if (this.muted(from)) {
       this.ns.counters.mutedGossip++;
       return;
@@ -275,7 +274,7 @@ export class Replicator {
       // The replica holds only what is safe to hand out: local writes are applied once durable,
       // and merged remote deltas are durable at their origin (which wrote them before sending).
       // So a pull needs no fsync here, and a node whose disk faulted still serves anti-entropy.
-      return encodeDelta(this.ns.replica.deltaFor(digest));
+      return encodeDelta(this.ns.deltaFor(digest));
     }
     if (req.tag === TAG_PUSH) {
       let delta: Delta;
@@ -317,7 +316,7 @@ export class Replicator {
     this.ns.checkIncarnation();
     this.aeInFlight.add(peer);
     try {
-      const digest = encodeDigest(this.ns.replica.digest());
+      const digest = encodeDigest(this.ns.digest());
       const reply = await this.transport.request(peer, this.protocol, encodeRequest(TAG_PULL, digest), {
         timeoutMs: this.ns.options.requestTimeoutMs,
       });
@@ -440,7 +439,7 @@ export class Replicator {
   /** Pulls and merges what a majority of the known replicas hold. */
   pullFromMajority(replicas: number | undefined, timeoutMs: number | undefined): Promise<void> {
     return this.fromMajority('majority read', replicas, timeoutMs, async (peer, timeout) => {
-      const digest = encodeDigest(this.ns.replica.digest());
+      const digest = encodeDigest(this.ns.digest());
       const reply = await this.transport.request(peer, this.protocol, encodeRequest(TAG_PULL, digest), {
         timeoutMs: timeout,
       });

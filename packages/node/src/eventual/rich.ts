@@ -30,7 +30,7 @@ import {
 import * as Y from 'yjs';
 import type { AutomergeHandle } from '../api.js';
 import type { CommitSource } from '../group-commit.js';
-import type { EventualNamespaceImpl } from './namespace.js';
+import type { RichPort } from './port.js';
 import { encodeRequest, TAG_RICH } from './wire.js';
 
 export const COMPACT_RECORDS = 64;
@@ -162,7 +162,7 @@ export class RichValues implements CommitSource {
   private timer: Cancel | undefined;
   private stopped = false;
 
-  constructor(readonly ns: EventualNamespaceImpl) {
+  constructor(private readonly ns: RichPort) {
     this.topic = `parley/evr/1/${ns.name}`;
     const t = ns.ctx.transport;
     this.offs.push(t.subscribe(this.topic, (from, msg) => void this.onGossip(from, msg)));
@@ -367,13 +367,13 @@ export class RichValues implements CommitSource {
   }
 
   private request(peer: PeerId, body: Uint8Array): Promise<Uint8Array> {
-    return this.ns.ctx.transport.request(peer, this.ns.replication.protocol, encodeRequest(TAG_RICH, body), {
+    return this.ns.ctx.transport.request(peer, this.ns.protocol, encodeRequest(TAG_RICH, body), {
       timeoutMs: this.ns.options.requestTimeoutMs,
     });
   }
 
   private failed(peer: PeerId, err: unknown): void {
-    if (isParleyError(err, 'decode_error')) this.ns.replication.reject(peer, err);
+    if (isParleyError(err, 'decode_error')) this.ns.reject(peer, err);
     else this.ns.ctx.logger.debug({ err: String(err), peer, namespace: this.ns.name }, 'eventual: rich sync failed');
   }
 
@@ -388,7 +388,7 @@ export class RichValues implements CommitSource {
       await this.applyRemote(m.kind, m.key, data);
     } catch (err) {
       if (isParleyError(err, 'decode_error') || isParleyError(err, 'invalid_argument')) {
-        this.ns.replication.reject(from, err);
+        this.ns.reject(from, err);
       } else this.failed(from, err);
     }
   }
@@ -411,7 +411,7 @@ export class RichValues implements CommitSource {
     try {
       m = decodeRich(body);
     } catch (err) {
-      this.ns.replication.reject(from, err);
+      this.ns.reject(from, err);
       throw err;
     }
     try {
@@ -450,7 +450,7 @@ export class RichValues implements CommitSource {
       }
       throw new DecodeError(`rich op ${m.op} does not apply to kind ${m.kind}`);
     } catch (err) {
-      if (isParleyError(err, 'decode_error')) this.ns.replication.reject(from, err);
+      if (isParleyError(err, 'decode_error')) this.ns.reject(from, err);
       throw err;
     }
   }
