@@ -174,7 +174,13 @@ export async function runTorture(o: RunOptions): Promise<RunResult> {
       cluster,
       rec,
       rnd: new Random(o.seed).fork('workloads'),
-      options: { concurrency: o.concurrency, skewMs, ttlSeconds: o.ttlSeconds, thinkMs: o.thinkMs },
+      options: {
+        concurrency: o.concurrency,
+        skewMs,
+        ttlSeconds: o.ttlSeconds,
+        thinkMs: o.thinkMs,
+        unavailableIsDefinite: o.backend === 'raft',
+      },
       stopping: { value: false },
     };
     const wl = new Map(workloads.map((n) => [n, makeWorkload(n)] as const));

@@ -5,6 +5,7 @@
  * which records a call, makes it and classifies its outcome.
  */
 import type { HistoryValue } from '@parley/sim/check/history';
+import { STRONG_WORKLOADS } from './check/availability.js';
 import type { Cluster } from './cluster.js';
 import type { Op, Outcome, Recorder } from './history.js';
 import { type CallOptions, call, errorCode, type HttpOutcome, isDefiniteFailure, isOk } from './http.js';
@@ -23,6 +24,11 @@ export interface WorkloadOptions {
   readonly ttlSeconds: readonly [number, number];
   /** Pause between a process's calls is drawn from 0..thinkMs. */
   readonly thinkMs: number;
+  /**
+   * A strong call answered 503 `unavailable` did nothing (the built-in backend's fail-fast rule,
+   * docs/guarantees.md): it is a `fail`, so the checkers hold the node to it. On etcd it is `info`.
+   */
+  readonly unavailableIsDefinite: boolean;
 }
 
 export interface Context {
@@ -77,6 +83,12 @@ export class Client {
     return this.rnd.pick(this.ctx.cluster.gateways);
   }
 
+  /** A strong call the node refused with 503 `unavailable`: never proposed, where the backend says so. */
+  private refusedUnsent(o: HttpOutcome): boolean {
+    if (!this.ctx.options.unavailableIsDefinite || !STRONG_WORKLOADS.includes(this.workload)) return false;
+    return o.kind === 'reply' && o.status === 503 && errorCode(o) === 'unavailable';
+  }
+
   think(): Promise<void> {
     return sleep(this.rnd.int(0, this.ctx.options.thinkMs));
   }
@@ -100,9 +112,10 @@ export class Client {
     let r = interpret(outcome, { invokeWall: op.invokeWall, replyWall: Date.now() });
     if (r === undefined) {
       if (isOk(outcome)) throw new Error(`${this.workload} ${f}: a 2xx reply the workload does not interpret`);
-      r = isDefiniteFailure(outcome)
-        ? { type: 'fail', error: errorCode(outcome) }
-        : { type: 'info', error: errorCode(outcome) };
+      r =
+        isDefiniteFailure(outcome) || this.refusedUnsent(outcome)
+          ? { type: 'fail', error: errorCode(outcome) }
+          : { type: 'info', error: errorCode(outcome) };
     }
     this.ctx.rec.complete(op, r.type, r.result ?? null, r.error, r.extra);
     if (r.type === 'info') this.process = this.ctx.rec.newProcess();

@@ -66,6 +66,7 @@ export async function createStrongModule(
   const cluster = new ClusterImpl(ctx, replica, router, resolved);
   router.start();
   await replica.start();
+  router.replicaStarted();
   pool.start();
   let closed = false;
   const backend: StrongBackend = {

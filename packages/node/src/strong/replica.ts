@@ -192,7 +192,7 @@ export class StrongReplica {
   }
 
   private requireLeader(): void {
-    if (!this.isLeader()) throw new NotLeaderError(this.leaderHint());
+    if (!this.isLeader()) throw refused(this.leaderHint());
   }
 
   /** Called after every applied batch (cluster changes wait on it). */
@@ -222,7 +222,7 @@ export class StrongReplica {
     let pos: { index: number; term: number } | undefined;
     try {
       pos = this.driver.propose(bytes);
-      if (pos === undefined) throw new NotLeaderError(this.leaderHint());
+      if (pos === undefined) throw refused(this.leaderHint());
     } catch (err) {
       if (key !== undefined) this.removeWaiter(key, waiter);
       throw err;
@@ -272,7 +272,7 @@ export class StrongReplica {
   async changeMembership(cc: ConfChange, timeoutMs: number): Promise<void> {
     this.requireLeader();
     const pos = this.driver.proposeConfChange(cc);
-    if (pos === undefined) throw new NotLeaderError(this.leaderHint());
+    if (pos === undefined) throw refused(this.leaderHint());
     await this.waitApplied(pos.index, pos.term, timeoutMs);
   }
 
@@ -549,4 +549,16 @@ export class StrongReplica {
 
 function ctxKey(context: Uint8Array): string {
   return new TextDecoder().decode(context);
+}
+
+/**
+ * `not_leader` for a request refused before it was proposed (this member does
+ * not lead, or Raft refused the proposal): it did nothing and never will. Its
+ * `unsent` detail says so to the caller's router, across the wire too; every
+ * other failure of a request handed to a member may hide a proposal.
+ */
+export function refused(leaderHint: PeerId | undefined): NotLeaderError {
+  const err = new NotLeaderError(leaderHint);
+  Object.assign(err.details, { unsent: true });
+  return err;
 }

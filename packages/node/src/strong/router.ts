@@ -15,6 +15,26 @@
  * transport's contract). Between attempts the call backs off at most two
  * ticks, so a new leader is found soon after it is elected.
  *
+ * Fail fast. A call that no leader can serve does not wait out its bound
+ * when this node knows there is none: a member whose own Raft view has named
+ * no leader for one election timeout (a follower cut off from the leader
+ * pre-votes and forgets it after 1–2 election timeouts without a heartbeat;
+ * an isolated leader steps down by check-quorum as soon; a member just
+ * started first waits for its own election timer), or a node outside the
+ * group that every member refused so, fails the call with `unavailable` at
+ * once, if nothing it sent may have been proposed. A member with no
+ * leader in its view sends nothing: it waits for one. Whether an attempt may
+ * have been proposed is tracked per call: only refusals marked `unsent`
+ * (./replica `refused`: the member did not lead, Raft refused the proposal)
+ * and attempts never handed to a member prove it was not; a transport error,
+ * a timeout, a leader that stepped down after proposing do not. A write or
+ * membership change that may have been proposed is never answered
+ * `unavailable`: it goes on being retried (the same session command, so a
+ * leader elected meanwhile answers it once) and ends `timeout` at its
+ * deadline, its outcome unknown. So a write failing with `unavailable` was
+ * not applied and will not be. Reads have no outcome to hide: they fail fast
+ * whenever the node knows no leader.
+ *
  * The leader side of the protocol is here too (`serve`): a write is proposed
  * and answered once applied, a read goes through ReadIndex, membership
  * changes through Raft's conf entries.
@@ -66,8 +86,20 @@ interface Attempt {
   abort(err: unknown): void;
 }
 
+/** Requests whose failure may hide a proposal that applies later (reads and registrations have no outcome to hide). */
+const HAS_OUTCOME: ReadonlySet<StrongRequest['kind']> = new Set(['write', 'admin']);
+/** Requests only a leader serves (any member serves `changes`). */
+const NEEDS_LEADER: ReadonlySet<StrongRequest['kind']> = new Set(['write', 'register', 'read', 'admin']);
+
+/** Whether `err` proves its request did nothing (refused before any proposal). */
+function isUnsent(err: unknown): boolean {
+  return isParleyError(err) && (err.details as { unsent?: unknown }).unsent === true;
+}
+
 export class StrongRouter {
   private hint: PeerId | undefined;
+  /** Since when this member's Raft view names no leader (undefined while it names one). */
+  private leaderlessSinceMs: number | undefined;
   private rotation = 0;
   private closed = false;
   private readonly timers = new Set<Cancel>();
@@ -91,9 +123,41 @@ export class StrongRouter {
     });
     this.offs.push(
       this.ctx.events.on('raft:term', ({ leader }) => {
-        if (leader !== null) this.learnedLeader(leader);
+        if (leader === null) {
+          this.leaderlessSinceMs ??= this.ctx.clock.nowMs();
+          return;
+        }
+        this.leaderlessSinceMs = undefined;
+        this.learnedLeader(leader);
       }),
     );
+  }
+
+  /**
+   * The replica has started. A member that has not yet heard of a leader
+   * waits for its first election timer (1–2 election timeouts) before it can
+   * know there is none: its leaderless stretch counts from two election
+   * timeouts from now, never across the node's own startup.
+   */
+  replicaStarted(): void {
+    this.leaderlessSinceMs = this.ctx.clock.nowMs() + 2 * this.electionTimeoutMs;
+  }
+
+  /** One election timeout: how long a node may know no leader before its calls fail fast. */
+  private get electionTimeoutMs(): number {
+    return this.options.tickMs * this.options.electionTimeoutTicks;
+  }
+
+  /** This member's Raft view names no leader (itself included). */
+  private noLeaderInView(): boolean {
+    return this.isMember() && !this.replica.isLeader() && this.replica.leaderHint() === undefined;
+  }
+
+  /** This member has known no leader for at least one election timeout. */
+  private knowsNoLeader(): boolean {
+    if (!this.noLeaderInView()) return false;
+    this.leaderlessSinceMs ??= this.ctx.clock.nowMs();
+    return this.ctx.clock.nowMs() - this.leaderlessSinceMs >= this.electionTimeoutMs;
   }
 
   /**
@@ -134,6 +198,8 @@ export class StrongRouter {
   /** Serves one request here (this member must lead, except for `changes`). */
   async serve(req: StrongRequest): Promise<Answer> {
     if (this.closed) throw new ClosedError('strong module');
+    // A forwarded call this member cannot serve nor pass on: refused, unsent, so its caller may fail fast.
+    if (NEEDS_LEADER.has(req.kind) && this.knowsNoLeader()) throw this.leaderlessError();
     switch (req.kind) {
       case 'write':
         return { result: await this.bounded(this.replica.submit(req.command), req.timeoutMs) };
@@ -225,7 +291,9 @@ export class StrongRouter {
   /**
    * Sends `body` to the leader until it answers or `deadlineMs` (this node's
    * clock) passes. `attemptCapMs` bounds one attempt before it is re-sent.
-   * At the deadline: `timeout` if a leader was reached, else `unavailable`.
+   * At the deadline: `timeout` if a leader was reached or a write may have
+   * been proposed, else `unavailable`; earlier `unavailable` when this node
+   * knows there is no leader (the module comment's rule).
    * `trace.attempts` counts the attempts handed to a member (served here or
    * forwarded): with one, the answer is that of the request's only arrival.
    */
@@ -235,24 +303,45 @@ export class StrongRouter {
     attemptCapMs = this.options.attemptTimeoutMs,
     trace?: SendTrace,
   ): Promise<Answer> {
+    const hasOutcome = HAS_OUTCOME.has(body.kind);
+    const needsLeader = NEEDS_LEADER.has(body.kind);
     let backoffMs = 10;
     let hops = 0;
     let reachedLeader = false;
+    /** An attempt was handed to a member and may have been proposed. */
+    let maybeProposed = false;
+    /** Members that refused this call because they have known no leader for an election timeout. */
+    const leaderless = new Set<PeerId>();
     let last: unknown;
     for (;;) {
       if (this.closed) throw new ClosedError('strong module');
       // A member whose Raft log failed has left the group: fail at once with the fault's code.
       if (this.replica.fatal !== undefined) throw faultError(this.replica.fatal);
-      const left = deadlineMs - this.ctx.clock.nowMs();
+      const now = this.ctx.clock.nowMs();
+      const left = deadlineMs - now;
+      const ambiguous = hasOutcome && maybeProposed;
       if (left <= 0) {
         const details = { lastError: isParleyError(last) ? last.code : String(last ?? 'none') };
-        if (reachedLeader) throw new TimeoutError('strong call timed out', details);
-        throw new UnavailableError('no leader of the strong group could be reached', details);
+        if (reachedLeader || ambiguous) throw new TimeoutError('strong call timed out', details);
+        throw this.unavailable('no leader of the strong group could be reached', details);
+      }
+      if (needsLeader && !ambiguous) {
+        if (this.knowsNoLeader()) throw this.leaderlessError();
+        if (!this.isMember() && leaderless.size > 0 && this.members().every((m) => leaderless.has(m))) {
+          throw this.unavailable(`no member of the strong group knows a leader`, {});
+        }
+      }
+      if (needsLeader && this.noLeaderInView()) {
+        // No one to send to: wait for an election (or for this member to know there is none).
+        await this.sleep(Math.min(2 * this.options.tickMs, left));
+        continue;
       }
       const target = this.pickTarget();
       const attemptMs = Math.min(left, attemptCapMs);
       try {
-        if (target === undefined) throw new UnavailableError('no member of the strong group is known');
+        if (target === undefined) {
+          throw new UnavailableError('no member of the strong group is known', { unsent: true });
+        }
         if (trace) trace.attempts++;
         if (target === this.ctx.peerId) {
           return await this.serve({ ...body, timeoutMs: attemptMs } as StrongRequest);
@@ -266,6 +355,10 @@ export class StrongRouter {
         return decodeAnswer(body.kind, bytes);
       } catch (err) {
         last = err;
+        const unsent = isUnsent(err);
+        if (!unsent) maybeProposed = true;
+        if (target !== undefined && unsent && (err as ParleyError).details.leaderless === true) leaderless.add(target);
+        else if (target !== undefined) leaderless.delete(target);
         if (!isParleyError(err) || !err.retryable) throw err;
         if (err.code === 'timeout') reachedLeader = true;
         this.retries++;
@@ -282,6 +375,23 @@ export class StrongRouter {
         backoffMs = Math.min(backoffMs * 2, 2 * this.options.tickMs);
       }
     }
+  }
+
+  /** What a call this member cannot send anywhere fails with (also its answer to a forwarded one). */
+  private leaderlessError(): UnavailableError {
+    return this.unavailable(`this member has known no leader for ${this.electionTimeoutMs} ms or more`, {
+      leaderless: true,
+    });
+  }
+
+  /** `unavailable` for a call known not to have been proposed: retryable, with the leader hint this node has. */
+  private unavailable(message: string, details: Record<string, unknown>): UnavailableError {
+    const hint = this.replica.isLeader() ? undefined : (this.replica.leaderHint() ?? this.hint);
+    return new UnavailableError(message, {
+      ...details,
+      unsent: true,
+      ...(hint === undefined ? {} : { leaderHint: hint }),
+    });
   }
 
   sleep(ms: number): Promise<void> {

@@ -249,7 +249,8 @@ describe('session pool: queued calls whose deadline passed', () => {
     await waitFor(() => client.module.sessions.queued > 0, 2_000);
     offsetMs = 60_000; // the wall clock jumps past every deadline; the timers do not
     const codes = await Promise.all(calls);
-    expect(new Set(codes)).toEqual(new Set(['unavailable', 'timeout']));
+    // Never sent (unavailable) or sent to members that may have been reached (timeout): none applied, none hung.
+    expect(codes.filter((c) => c !== 'unavailable' && c !== 'timeout')).toEqual([]);
     expect(registrations).toBeLessThan(10);
     expect(client.module.sessions.queued).toBe(0);
   }, 15_000);

@@ -153,7 +153,7 @@ export class SessionPool {
       } finally {
         this.finish(slot);
       }
-      if (!('result' in answer)) throw new UnavailableError('unexpected answer to a write');
+      if (!('result' in answer)) throw new TimeoutError('unexpected answer to a write: its outcome is unknown');
       const r = answer.result;
       const reason = !r.ok ? (r.error.details as { reason?: unknown }).reason : undefined;
       if (reason !== 'session_expired' && reason !== 'stale_sequence') return unwrap(r);

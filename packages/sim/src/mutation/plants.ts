@@ -233,4 +233,16 @@ export const PLANTS: readonly Plant[] = [
     firstSeed: 1,
     budget: 5,
   },
+  {
+    name: 'ambiguous-write-fails-fast',
+    gap: 'fail fast through a node',
+    bug: "the node's router answers unavailable for a write that may have been proposed (once the node knows no leader, or at its deadline), so a write its caller was told failed applies",
+    pkg: 'node',
+    find: 'const ambiguous = hasOutcome && maybeProposed;',
+    replace: 'const ambiguous = false;',
+    module: 'node-strong-sessions',
+    scenario: 'node-strong-3-fail-fast',
+    firstSeed: 1,
+    budget: 5,
+  },
 ];

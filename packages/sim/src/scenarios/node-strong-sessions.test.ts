@@ -26,3 +26,15 @@ describe('node-strong-3-lost-answers and -forgotten-results CI sweep', () => {
     expect(forgotten?.metrics.outcomeUnknown).toBeGreaterThan(0);
   }, 120_000);
 });
+
+describe('node-strong-3-fail-fast CI sweep', () => {
+  it(`${CI_SEEDS} seeds: calls fail fast under partitions, and none answered unavailable applies`, async () => {
+    const scenarios = matchScenarios('node-strong-3-fail-fast');
+    const { summary, perScenario } = await runSweep({ scenarios, firstSeed: FIRST_SEED, seeds: CI_SEEDS });
+    expect(summary.failures.map((f) => `${f.scenario}: ${f.message}`)).toEqual([]);
+    const [s] = perScenario;
+    expect(s?.metrics.partitions).toBeGreaterThan(0);
+    expect(s?.metrics.unavailable).toBeGreaterThan(0);
+    expect(s?.metrics.answersCompared).toBeGreaterThan(50 * CI_SEEDS);
+  }, 120_000);
+});

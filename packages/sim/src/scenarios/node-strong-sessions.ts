@@ -23,7 +23,7 @@ import type { CommandResult, CoordLimits, Operation } from '@parley/coord';
 import { checkExactlyOnce, type Execution, type Outcome } from '../check/exactly-once.js';
 import { InvariantRegistry } from '../check/invariants.js';
 import { type RaftClusterView, registerRaftInvariants } from '../check/raft-invariants.js';
-import { Nemesis } from '../nemesis.js';
+import { Nemesis, type NemesisOptions } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
 import { type Simulation, violation } from '../simulation.js';
 import { startSessionsWorkload } from './node-strong-sessions-workload.js';
@@ -36,6 +36,12 @@ interface SessionsScenarioConfig {
   limits?: Partial<CoordLimits>;
   /** A live retry always finds its answer: any `outcome_unknown` is a violation. */
   noForgottenAnswers: boolean;
+  /** Faults on every node (partitions), besides the network's loss (default none). */
+  netNemesis?: NemesisOptions;
+  clients?: number;
+  /** A node's bound on one call and on one attempt (default 8,000 and 3,000 ms). */
+  callTimeoutMs?: number;
+  attemptTimeoutMs?: number;
 }
 
 /** Refusals of a retried command: not an execution. */
@@ -76,14 +82,14 @@ function sessionsScenario(config: SessionsScenarioConfig): Scenario {
     description: config.description,
     voters: 3,
     nonMembers: 1,
-    clients: 40,
+    clients: config.clients ?? 40,
     network: { lossRate: 0.03, duplicateRate: 0.02, reorder: true, latency: { minMs: 1, meanMs: 6, maxMs: 80 } },
     netNemesis: {},
     voterNemesis: {},
     skewMs: 50,
-    callTimeoutMs: 8_000,
+    callTimeoutMs: config.callTimeoutMs ?? 8_000,
     maxSessions: 4,
-    attemptTimeoutMs: 3_000,
+    attemptTimeoutMs: config.attemptTimeoutMs ?? 3_000,
     ...(config.limits ? { limits: config.limits } : {}),
   };
   return {
@@ -133,13 +139,16 @@ function setupSessions(sim: Simulation, config: NodeStrongScenarioConfig, sc: Se
   sim.invariant('raft', () => raftInvariants.assertInvariants(raftClusterView(voters, app)));
 
   const voterNemesis = new Nemesis(sim, voters, config.voterNemesis).start();
+  const netNemesis = sc.netNemesis ? new Nemesis(sim, nodes, sc.netNemesis).start() : undefined;
   if (config.network) sim.network.configure(config.network);
   let compared = 0;
+  let unavailable = 0;
 
   return {
     quiesce() {
       state.running = false;
       voterNemesis.stop();
+      netNemesis?.stop();
     },
     converged() {
       const l = highestTermLeader(voters, app);
@@ -152,6 +161,17 @@ function setupSessions(sim: Simulation, config: NodeStrongScenarioConfig, sc: Se
       if (first) {
         throw violation(`exactly-once/${first.type}`, JSON.stringify(r.violations.slice(0, 3)));
       }
+      // `unavailable` is the answer of a call never proposed (docs/guarantees.md, fail fast): it never applies.
+      const applied = new Set(executions.map((e) => e.tag));
+      const unsent = workload.answers.filter((a) => !a.outcome.ok && a.outcome.code === 'unavailable');
+      const wrong = unsent.filter((a) => applied.has(a.tag));
+      if (wrong.length > 0) {
+        throw violation(
+          'node-strong-sessions/unavailable-applied',
+          `${wrong.length} calls answered unavailable were applied (first: ${wrong[0]?.client} ${wrong[0]?.f} ${wrong[0]?.tag})`,
+        );
+      }
+      unavailable = unsent.length;
       if (workload.unexpected.length > 0) {
         throw violation('node-strong-sessions/unexpected-error', workload.unexpected.join('; '));
       }
@@ -174,6 +194,8 @@ function setupSessions(sim: Simulation, config: NodeStrongScenarioConfig, sc: Se
         answersCompared: compared,
         indeterminate: workload.stats.indeterminate,
         outcomeUnknown: workload.stats.outcomeUnknown,
+        unavailable,
+        partitions: netNemesis?.stats.partitions ?? 0,
         gaveUp: workload.stats.gaveUp,
         claimsWon: executions.filter((e) => e.outcome.ok && e.outcome.won === true).length,
         retries,
@@ -205,6 +227,20 @@ export const NODE_STRONG_SESSIONS_SCENARIOS: readonly Scenario[] = [
       'As node-strong-3-lost-answers, with coord remembering 4 KiB of results in all (maxCachedResultBytes): retries find their answers forgotten and must end outcome_unknown, never run twice.',
     limits: { maxCachedResultBytes: 4096 },
     noForgottenAnswers: false,
+  }),
+  sessionsScenario({
+    name: 'node-strong-3-fail-fast',
+    description:
+      'As node-strong-3-lost-answers with 16 clients, 3 s calls of 1 s attempts, and partitions (isolate, one-way, majority, bridge) over every node: nodes that know no leader fail calls fast; a call answered unavailable must never apply, one that may have been proposed ends timeout or outcome_unknown.',
+    netNemesis: {
+      partitions: ['one-way', 'one-way', 'isolate', 'majority', 'bridge'],
+      gapMs: { min: 300, max: 2_000 },
+      durationMs: { min: 2_000, max: 8_000 },
+    },
+    clients: 16,
+    callTimeoutMs: 3_000,
+    attemptTimeoutMs: 1_000,
+    noForgottenAnswers: true,
   }),
 ];
 

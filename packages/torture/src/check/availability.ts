@@ -22,6 +22,8 @@ export interface Availability {
     ok: number;
     unavailable: number;
     timedOut: number;
+    /** Median ms to a 503 answer (a fail-fast refusal). */
+    median503Ms: number | null;
     medianFailMs: number | null;
     maxFailMs: number | null;
   };
@@ -50,9 +52,12 @@ export function availability(faults: readonly FaultRecord[], allOps: readonly Op
     // After the heal, until the next fault (a success after that one says nothing of this one).
     const next = faults[i + 1]?.startMs ?? Number.POSITIVE_INFINITY;
     const during = ops.filter((o) => fault.targets.includes(o.node) && o.invokeMs >= fault.startMs && o.invokeMs < end);
-    // Unknown outcomes: a 5xx answer or no answer (refusals and 4xx answers are not waits).
-    const failed = during.filter((o) => o.type === 'info');
+    // Unknown outcomes (a 5xx answer or no answer) and 503 refusals (on the built-in backend a
+    // strong `unavailable` is a definite failure); refused connections and 4xx answers are not waits.
+    const refusal = (o: Op) => o.error === 'unavailable' || o.error === 'not_leader' || o.error === 'closed';
+    const failed = during.filter((o) => o.type === 'info' || (o.type === 'fail' && refusal(o)));
     const lat = failed.map((o) => (o.completeMs as number) - o.invokeMs);
+    const lat503 = during.filter(refusal).map((o) => (o.completeMs as number) - o.invokeMs);
     return {
       fault,
       toFirstOk: firstOk(ops, fault.startMs, end + 60_000),
@@ -60,9 +65,9 @@ export function availability(faults: readonly FaultRecord[], allOps: readonly Op
       via: {
         calls: during.length,
         ok: during.filter((o) => o.type === 'ok').length,
-        unavailable: during.filter((o) => o.error === 'unavailable' || o.error === 'not_leader' || o.error === 'closed')
-          .length,
+        unavailable: lat503.length,
         timedOut: during.filter((o) => o.error === 'timeout' || o.error === 'client-timeout').length,
+        median503Ms: median(lat503),
         medianFailMs: median(lat),
         maxFailMs: lat.length === 0 ? null : Math.max(...lat),
       },
