@@ -30,6 +30,12 @@ export class ServerMetrics {
     buckets: LATENCY_BUCKETS_SECONDS,
     registers: [this.registry],
   });
+  private readonly httpErrors = new Counter({
+    name: 'parley_http_errors_total',
+    help: "Failed HTTP requests by error code (the envelope's `error`: a fixed set) and route template.",
+    labelNames: ['code', 'route'] as const,
+    registers: [this.registry],
+  });
   readonly watchStreams = new Gauge({
     name: 'parley_http_watch_streams',
     help: 'Open server-sent-event watch streams.',
@@ -42,6 +48,8 @@ export class ServerMetrics {
       defaultMetrics?: boolean;
       /** The node's health, read at every scrape for `parley_storage_faulted`. */
       health?: () => NodeHealth;
+      /** This node's peer id: `parley_raft_leader_term` is the term while the Raft leader is this node. */
+      peerId?: string;
     } = {},
   ) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'parley_process_' });
@@ -60,6 +68,10 @@ export class ServerMetrics {
     const term = gauge('parley_raft_term', 'Current Raft term seen by this node.');
     const hasLeader = gauge('parley_raft_has_leader', '1 when this node knows a Raft leader, else 0.');
     const leaderChanges = counter('parley_raft_leader_changes_total', 'Times the known Raft leader changed.');
+    const leaderTerm = gauge(
+      'parley_raft_leader_term',
+      'The Raft term this node leads, 0 while it does not lead. Two nodes of a group with the same non-zero value: split brain.',
+    );
     const commit = histogram(
       'parley_raft_commit_latency_seconds',
       'From proposal to commit of a strong command.',
@@ -109,6 +121,7 @@ export class ServerMetrics {
     on('raft:term', (e) => {
       term.set(e.term);
       hasLeader.set(e.leader === null ? 0 : 1);
+      leaderTerm.set(e.leader !== null && e.leader === options.peerId ? e.term : 0);
       if (e.leader !== null && this.lastLeader !== undefined && e.leader !== this.lastLeader) leaderChanges.inc();
       if (e.leader !== null) this.lastLeader = e.leader;
       else if (this.lastLeader === undefined) this.lastLeader = null;
@@ -133,6 +146,11 @@ export class ServerMetrics {
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     this.httpRequests.inc({ method, route, status: String(status) });
     this.httpDuration.observe({ method, route }, seconds);
+  }
+
+  /** A failed request's error code (errors.ts: a fixed set, so the label stays bounded). */
+  observeError(code: string, route: string): void {
+    this.httpErrors.inc({ code, route });
   }
 
   async render(): Promise<{ contentType: string; body: string }> {

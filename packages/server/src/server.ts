@@ -112,6 +112,7 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
 
   const methods = routeMethods(app); // before any route, to see them all
   const metrics = new ServerMetrics(options.node.events, {
+    peerId: options.node.peerId,
     defaultMetrics: options.defaultMetrics,
     health: () => options.node.health(),
   });
@@ -170,6 +171,7 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
     const target: RequestTarget = { namespace: params.ns, key: params.key };
     const { envelope, headers, unexpected } = toErrorEnvelope(err, target);
     if (unexpected) onUnexpectedError(err, `${request.method} ${request.routeOptions.url ?? request.url}`);
+    metrics.observeError(envelope.error, request.routeOptions.url ?? 'unmatched');
     return reply.code(envelope.status).headers(headers).send(envelope);
   });
 
