@@ -1,6 +1,6 @@
 /**
  * Plain entries and claims: set (with ifNotExists, ifVersion and fences),
- * get, delete, list (filters, sorting, cursors, page bounds), delete by
+ * get, delete, list (list-page.ts), delete by
  * namespace pattern, and claim (first writer wins, immutable).
  */
 import {
@@ -10,13 +10,12 @@ import {
   NamespaceFullError,
   VersionMismatchError,
 } from '@parley/interface';
-import { type CursorPosition, decodeCursor, encodeCursor } from './cursor.js';
-import { evalFilter, type FilterNode, parseFilter } from './filter.js';
 import { compileGlob, globMatch } from './glob.js';
 import type { JsonValue } from './json.js';
+import { listPage, planList } from './list-page.js';
 import { checkFence } from './locks.js';
 import { lockName, type Machine, type StoredEntry } from './machine.js';
-import type { Entry, EntryKind, Operation, OpResult, SortBy, SortOrder } from './types.js';
+import type { Entry, EntryKind, Operation, OpResult } from './types.js';
 import {
   checkIntInRange,
   checkKey,
@@ -161,67 +160,20 @@ export function deleteEntry(s: Machine, op: Extract<Operation, { type: 'delete' 
 
 export function readList(s: Machine, op: Extract<Operation, { type: 'list' }>, now: number): OpResult {
   const namespace = checkNamespace(s.limits, op.namespace);
-  const q = checkOptionalString('q', op.q);
-  if (q !== undefined && q.length > s.limits.maxKeyLength) {
-    throw new InvalidArgumentError(`q must be at most ${s.limits.maxKeyLength} characters`);
-  }
-  const prefix = checkOptionalString('prefix', op.prefix);
-  if (prefix !== undefined && prefix.length > s.limits.maxKeyLength) {
-    throw new InvalidArgumentError(`prefix must be at most ${s.limits.maxKeyLength} characters`);
-  }
-  const filterText = checkOptionalString('filter', op.filter);
-  const sortBy: SortBy = op.sortBy ?? 'key';
-  if (sortBy !== 'key' && sortBy !== 'created_at' && sortBy !== 'updated_at') {
-    throw new InvalidArgumentError("sortBy must be 'key', 'created_at' or 'updated_at'");
-  }
-  const sortOrder: SortOrder = op.sortOrder ?? 'asc';
-  if (sortOrder !== 'asc' && sortOrder !== 'desc') throw new InvalidArgumentError("sortOrder must be 'asc' or 'desc'");
-  const limit =
-    op.limit === undefined ? s.limits.defaultListLimit : checkIntInRange('limit', op.limit, 1, s.limits.maxListLimit);
-  const cursorText = checkOptionalString('cursor', op.cursor);
-  const filter: FilterNode | undefined = filterText === undefined ? undefined : parseFilter(filterText);
-  const after = cursorText === undefined ? undefined : decodeCursor(cursorText, sortBy, sortOrder);
-  const needle = q?.toLowerCase();
-
-  const sortValue = (key: string, e: StoredEntry): number | string =>
-    sortBy === 'key' ? key : sortBy === 'created_at' ? e.createdAt : e.updatedAt;
-  const sign = sortOrder === 'asc' ? 1 : -1;
-  const compare = (a: CursorPosition, b: CursorPosition): number => {
-    let c = 0;
-    if (a.sortValue < b.sortValue) c = -1;
-    else if (a.sortValue > b.sortValue) c = 1;
-    else if (a.key < b.key) c = -1;
-    else if (a.key > b.key) c = 1;
-    return c * sign;
-  };
-
-  const matches: { pos: CursorPosition; entry: StoredEntry }[] = [];
+  const plan = planList(s.limits, op);
   const map = s.namespaces.get(namespace);
-  if (map) {
-    for (const [key, e] of map) {
-      if (e.expiresAt <= now) continue;
-      if (prefix !== undefined && !key.startsWith(prefix)) continue;
-      if (needle !== undefined && !key.toLowerCase().includes(needle)) continue;
-      const pos = { sortValue: sortValue(key, e), key };
-      if (after && compare(pos, after) <= 0) continue;
-      if (filter && !evalFilter(filter, e.value)) continue;
-      matches.push({ pos, entry: e });
-    }
-  }
-  matches.sort((a, b) => compare(a.pos, b.pos));
-  // A page ends at `limit` items or when the next value would push it past maxListPageBytes.
-  const page: typeof matches = [];
-  let pageBytes = 0;
-  for (const m of matches) {
-    if (page.length >= limit) break;
-    if (page.length > 0 && pageBytes + m.entry.valueBytes > s.limits.maxListPageBytes) break;
-    page.push(m);
-    pageBytes += m.entry.valueBytes;
-  }
-  const last = page.at(-1);
-  const nextCursor =
-    matches.length > page.length && last ? encodeCursor(sortBy, sortOrder, last.pos.sortValue, last.pos.key) : null;
-  return { type: 'list', items: page.map((m) => view(namespace, m.pos.key, m.entry)), nextCursor };
+  const { items, nextCursor } = listPage(
+    plan,
+    liveEntries(map, now),
+    (e) => e.valueBytes,
+    (key, e) => view(namespace, key, e),
+  );
+  return { type: 'list', items, nextCursor };
+}
+
+function* liveEntries(map: Map<string, StoredEntry> | undefined, now: number): Iterable<[string, StoredEntry]> {
+  if (!map) return;
+  for (const entry of map) if (entry[1].expiresAt > now) yield entry;
 }
 
 /**

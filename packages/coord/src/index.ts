@@ -57,9 +57,19 @@ export {
   MAX_RESULT_BYTES,
   validateOperation,
 } from './codec.js';
+export type { CursorPosition } from './cursor.js';
 export { evalFilter, type FilterNode, MAX_FILTER_COMPARISONS, MAX_FILTER_LENGTH, parseFilter } from './filter.js';
 export { compileGlob, globMatch } from './glob.js';
 export { canonicalJson, type JsonValue, MAX_JSON_DEPTH } from './json.js';
+export {
+  type ListBounds,
+  type ListedFields,
+  type ListPlan,
+  type ListRequest,
+  listPage,
+  planList,
+  takePage,
+} from './list-page.js';
 export { CoordStateMachine, MAX_TIME_MS } from './state-machine.js';
 export * from './types.js';
 export { versionToken } from './version.js';

@@ -12,10 +12,16 @@
  */
 
 import type { StrongNamespaceUsage } from '@parley/coord';
-import { compileGlob, evalFilter, type FilterNode, globMatch, type Operation, type OpResult } from '@parley/coord';
-import { type CursorPosition, decodeCursor, encodeCursor } from '@parley/coord/cursor';
-import { parseFilter } from '@parley/coord/filter';
-import type { Entry, SortBy, SortOrder } from '@parley/coord/types';
+import {
+  type CursorPosition,
+  compileGlob,
+  globMatch,
+  type Operation,
+  type OpResult,
+  planList,
+  takePage,
+} from '@parley/coord';
+import type { Entry } from '@parley/coord/types';
 import { checkIntInRange, checkKey, checkNamespace, checkOptionalString } from '@parley/coord/validate';
 import { InvalidArgumentError, NamespaceFullError, UnavailableError } from '@parley/interface';
 import type { ICompare, IKeyValue } from 'etcd3';
@@ -125,56 +131,21 @@ export async function listEntries(
   op: Extract<Operation, { type: 'list' }>,
   call: OpCall,
 ): Promise<OpResult> {
-  const limits = ctx.limits;
-  const namespace = checkNamespace(limits, op.namespace);
-  const q = checkOptionalString('q', op.q);
-  if (q !== undefined && q.length > limits.maxKeyLength) {
-    throw new InvalidArgumentError(`q must be at most ${limits.maxKeyLength} characters`);
-  }
-  const prefix = checkOptionalString('prefix', op.prefix);
-  if (prefix !== undefined && prefix.length > limits.maxKeyLength) {
-    throw new InvalidArgumentError(`prefix must be at most ${limits.maxKeyLength} characters`);
-  }
-  const filterText = checkOptionalString('filter', op.filter);
-  const sortBy: SortBy = op.sortBy ?? 'key';
-  if (sortBy !== 'key' && sortBy !== 'created_at' && sortBy !== 'updated_at') {
-    throw new InvalidArgumentError("sortBy must be 'key', 'created_at' or 'updated_at'");
-  }
-  const sortOrder: SortOrder = op.sortOrder ?? 'asc';
-  if (sortOrder !== 'asc' && sortOrder !== 'desc') throw new InvalidArgumentError("sortOrder must be 'asc' or 'desc'");
-  const limit =
-    op.limit === undefined ? limits.defaultListLimit : checkIntInRange('limit', op.limit, 1, limits.maxListLimit);
-  const cursorText = checkOptionalString('cursor', op.cursor);
-  const filter: FilterNode | undefined = filterText === undefined ? undefined : parseFilter(filterText);
-  const after = cursorText === undefined ? undefined : decodeCursor(cursorText, sortBy, sortOrder);
-  const needle = q?.toLowerCase();
-
-  const sign = sortOrder === 'asc' ? 1 : -1;
-  const compare = (a: CursorPosition, b: CursorPosition): number => {
-    let c = 0;
-    if (a.sortValue < b.sortValue) c = -1;
-    else if (a.sortValue > b.sortValue) c = 1;
-    else if (a.key < b.key) c = -1;
-    else if (a.key > b.key) c = 1;
-    return c * sign;
-  };
+  const namespace = checkNamespace(ctx.limits, op.namespace);
+  const plan = planList(ctx.limits, op);
+  const { sortBy, limit, after, compare } = plan;
 
   const { keys, revision } = await indexNamespace(ctx, namespace, call);
   const now = ctx.clock.nowMs();
-  let candidates = keys.filter(
-    (k) =>
-      (prefix === undefined || k.key.startsWith(prefix)) &&
-      (needle === undefined || k.key.toLowerCase().includes(needle)),
-  );
+  let candidates = keys.filter((k) => plan.keyMatches(k.key));
   /** The record of a candidate when it is a match (live, past the cursor, passing the filter). */
   const matchOf = (k: IndexedKey, kv: IKeyValue | undefined): Match | undefined => {
     if (!kv) return undefined;
     const record = decodeKv(ctx, kv);
     if (record.expiresAt <= now) return undefined;
-    const sortValue = sortBy === 'key' ? k.key : sortBy === 'created_at' ? record.createdAt : record.updatedAt;
-    const pos = { sortValue, key: k.key };
-    if (after && compare(pos, after) <= 0) return undefined;
-    if (filter && !evalFilter(filter, record.value)) return undefined;
+    const pos = plan.position(k.key, record.createdAt, record.updatedAt);
+    if (!plan.afterCursor(pos)) return undefined;
+    if (!plan.valueMatches(record.value)) return undefined;
     return { pos, raw: k.raw, valueBytes: record.valueBytes };
   };
 
@@ -195,7 +166,7 @@ export async function listEntries(
           if (!m) continue;
           best.push({ ...m, kv });
           // Past `limit`, or past the page's byte bound: this match opens the next page.
-          if (best.length > limit || (best.length > 1 && pageBytes + m.valueBytes > limits.maxListPageBytes)) {
+          if (best.length > limit || (best.length > 1 && pageBytes + m.valueBytes > plan.maxPageBytes)) {
             return false;
           }
           pageBytes += m.valueBytes;
@@ -224,18 +195,7 @@ export async function listEntries(
     });
   }
 
-  // A page ends at `limit` items or when the next value would push it past maxListPageBytes.
-  const page: Match[] = [];
-  let pageBytes = 0;
-  for (const m of best) {
-    if (page.length >= limit) break;
-    if (page.length > 0 && pageBytes + m.valueBytes > limits.maxListPageBytes) break;
-    page.push(m);
-    pageBytes += m.valueBytes;
-  }
-  const last = page.at(-1);
-  const nextCursor =
-    best.length > page.length && last ? encodeCursor(sortBy, sortOrder, last.pos.sortValue, last.pos.key) : null;
+  const { page, nextCursor } = takePage(plan, best, (m) => m.valueBytes);
   const items: Entry[] = [];
   const reread = page.filter((m) => m.kv === undefined);
   const kvOf = new Map<Match, IKeyValue | undefined>(page.map((m) => [m, m.kv]));

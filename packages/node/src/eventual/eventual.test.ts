@@ -75,6 +75,32 @@ describe('eventual namespace on one node', () => {
     await node.close();
   });
 
+  it("refuses a cursor holding Infinity, as coord's lists do", async () => {
+    const c = memoryCluster();
+    const node = await c.start('a');
+    const ns = node.eventual('jobs');
+    await ns.set('a', 1);
+    // 1e400 parses to Infinity: no cursor a list issues can hold it.
+    const cursor = Buffer.from('["created_at","asc",1e400,"a"]', 'utf8').toString('base64url');
+    await expect(ns.list({ sortBy: 'created_at', cursor })).rejects.toMatchObject({ code: 'invalid_argument' });
+    await node.close();
+  });
+
+  it('bounds a page by its value bytes (8 MiB), resuming with the cursor', async () => {
+    const c = memoryCluster();
+    const node = await c.start('a');
+    const ns = node.eventual('big');
+    const value = 'x'.repeat(1_000_000);
+    for (let i = 0; i < 10; i++) await ns.set(`k${i}`, value);
+    const first = await ns.list({ limit: 100 });
+    expect(first.items.map((e) => e.key)).toEqual(['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7']);
+    expect(first.nextCursor).not.toBeNull();
+    const rest = await ns.list({ limit: 100, cursor: first.nextCursor! });
+    expect(rest.items.map((e) => e.key)).toEqual(['k8', 'k9']);
+    expect(rest.nextCursor).toBeNull();
+    await node.close();
+  });
+
   it('reports every change once with its origin, and expiry as a change', async () => {
     const c = memoryCluster();
     const node = await c.start('a');
