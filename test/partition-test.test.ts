@@ -49,5 +49,7 @@ describe('examples/partition-test', () => {
     expect(bad.status).toBe(1);
     expect(bad.stdout + bad.stderr).toMatch(/step \d+ was counted twice/);
     expect(bad.stdout + bad.stderr).toContain(`PARLEY_SEED=${seed}`);
+    // The replay line sets what chose the broken agent: copied as it is, it fails again.
+    expect(bad.stdout + bad.stderr).toContain(`replay: PARLEY_SEED=${seed} PARLEY_AGENT=broken npx vitest run`);
   }, 120_000);
 });

@@ -10,6 +10,7 @@ import { checkAgentAcrossPartition } from './partition.mjs';
 const agent = process.env.PARLEY_AGENT === 'broken' ? broken : good;
 
 test('every task step is counted once, even when agents are cut off mid-task', async () => {
-  const result = await checkAgentAcrossPartition(agent.startAgent, agent.STEPS);
+  // replayEnv: a failure's replay line then sets PARLEY_AGENT too, so copying it reruns this agent.
+  const result = await checkAgentAcrossPartition(agent.startAgent, agent.STEPS, { replayEnv: ['PARLEY_AGENT'] });
   expect(result.simulatedMs).toBeGreaterThan(60_000);
 }, 60_000);

@@ -37,6 +37,11 @@ export interface SimulateOptions {
   awaitLimit?: Duration;
   /** Called with every node once it booted, and again after each restart (the agent that lives in that process). */
   onBoot?: (node: ParleyNode, index: number) => void;
+  /**
+   * Environment variables the test reads to choose what it runs (e.g. `['PARLEY_AGENT']`): the
+   * replay line of a failure sets those that are set, so copying it replays the same run.
+   */
+  replayEnv?: readonly string[];
 }
 
 export type NemesisFaults = Pick<

@@ -48,6 +48,17 @@ describe('simulate', () => {
       }),
     ).rejects.toThrow(/boom\nPARLEY_SEED=3\nreplay: PARLEY_SEED=3 npx vitest run/);
     expect(globalThis.setTimeout).toBe(realSetTimeout);
+    // The variables a test reads to pick its run go into the replay line, quoted for a shell.
+    process.env.PARLEY_TEST_PICK = "it's b";
+    try {
+      await expect(
+        simulate({ nodes: 1, seed: 4, replayEnv: ['PARLEY_TEST_PICK', 'PARLEY_TEST_UNSET'] }, () => {
+          throw new Error('picked');
+        }),
+      ).rejects.toThrow(/replay: PARLEY_SEED=4 PARLEY_TEST_PICK='it'\\''s b' npx vitest run/);
+    } finally {
+      delete process.env.PARLEY_TEST_PICK;
+    }
     expect(Date.now()).toBeGreaterThan(Date.UTC(2026, 0, 1) + 86_400_000 * 300);
     await new Promise((r) => realSetTimeout(r, 20));
     expect(late).toBe(false);

@@ -37,13 +37,21 @@ export function chooseSeed(explicit?: number): number {
   return seed;
 }
 
-/** The command that reruns the current vitest test on `seed`. */
-export function replayCommand(seed: number): string {
+/** `NAME=value` for a shell: the value quoted unless it is plain. */
+const assignment = (name: string, value: string) =>
+  `${name}=${/^[A-Za-z0-9_./:@%+-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`}`;
+
+/** The command that reruns the current vitest test on `seed`, with the `env` variables that are set. */
+export function replayCommand(seed: number, env: readonly string[] = []): string {
   const worker = (globalThis as { __vitest_worker__?: { filepath?: string; current?: { name?: string } } })
     .__vitest_worker__;
   const file = worker?.filepath ? worker.filepath.replace(`${process.cwd()}/`, '') : '<your test file>';
   const name = worker?.current?.name;
-  return `PARLEY_SEED=${seed} npx vitest run ${file}${name ? ` -t ${JSON.stringify(name)}` : ''}`;
+  const vars = env
+    .filter((v) => v !== 'PARLEY_SEED' && process.env[v] !== undefined && process.env[v] !== '')
+    .map((v) => ` ${assignment(v, process.env[v] as string)}`)
+    .join('');
+  return `PARLEY_SEED=${seed}${vars} npx vitest run ${file}${name ? ` -t ${JSON.stringify(name)}` : ''}`;
 }
 
 export async function simulate(
@@ -70,14 +78,20 @@ export async function simulate(
       history: c.historyText(),
     };
   } catch (err) {
-    throw explain(err, seed, sim, cluster);
+    throw explain(err, seed, sim, cluster, options.replayEnv ?? []);
   } finally {
     timers.uninstall();
   }
 }
 
-function explain(err: unknown, seed: number, sim: Simulation, cluster: SimCluster | undefined): unknown {
-  const lines = [`PARLEY_SEED=${seed}`, `replay: ${replayCommand(seed)}`];
+function explain(
+  err: unknown,
+  seed: number,
+  sim: Simulation,
+  cluster: SimCluster | undefined,
+  replayEnv: readonly string[],
+): unknown {
+  const lines = [`PARLEY_SEED=${seed}`, `replay: ${replayCommand(seed, replayEnv)}`];
   if (err instanceof SimulationExpectationError && cluster) {
     try {
       const svg = timelineSvg(cluster.recorder.calls, err.calls, sim.nowMs(), `${err.check} failed, seed ${seed}`);
