@@ -9,8 +9,8 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EXIT } from '@parley/cli';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EXIT } from '../packages/cli/src/exit-codes.js';
 import { PARLEY_BIN } from './http-harness.js';
 
 const NOBODY = 65534;

@@ -186,8 +186,8 @@ describe('help and completion', () => {
   });
 
   it('every command that does something has an example', async () => {
-    const { buildProgram } = await import('@parley/cli/main');
-    const { EXAMPLES, commandPath } = await import('@parley/cli/help');
+    const { buildProgram } = await import('@parley/cli');
+    const { EXAMPLES, commandPath } = await import('@parley/cli');
     const leaves: string[] = [];
     const walk = (c: ReturnType<typeof buildProgram>) => {
       for (const sub of c.commands) {

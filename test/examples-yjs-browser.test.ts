@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
-import { memoryCluster } from '@parley/node/testkit';
+import { memoryCluster } from '@parley/node/testing';
 import { createServer } from '@parley/server';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';

@@ -6,7 +6,7 @@
  */
 
 import { createServer } from '@parley/server';
-import { pathSegment } from '@parley/server/request-as-is';
+import { pathSegment } from '@parley/server/client';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, ISO_MICROS, type Started, startParley } from './http-harness.js';

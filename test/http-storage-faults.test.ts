@@ -11,8 +11,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createNode, type ParleyNode } from '@parley/node';
 import { createServer, type ParleyServer } from '@parley/server';
+import { canMountTmpfs, mountTmpfs, type Tmpfs } from '@parley/storage/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { canMountTmpfs, mountTmpfs, type Tmpfs } from '../packages/storage/src/fixtures/tmpfs.js';
 import { api, startParley } from './http-harness.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];

@@ -12,8 +12,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadOrCreatePsk } from '@parley/net';
-import type { EventualPeerConfig } from '@parley/node/eventual/peer';
-import { EventualPeer } from '@parley/node/eventual/peer-cluster';
+import type { EventualPeerConfig } from '@parley/node/testing';
+import { EventualPeer } from '@parley/node/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const NS = 'mp';

@@ -16,8 +16,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isParleyError, KeyNotFoundError } from '@parley/interface';
 import { loadOrCreatePrivateKey, loadOrCreatePsk, peerIdOf } from '@parley/net';
-import { PeerProcess } from '@parley/node/strong/peer-cluster';
-import { HistoryRecorder, type HistoryValue, toKnossosEdn } from '@parley/sim/check/history';
+import { PeerProcess } from '@parley/node/testing';
+import { HistoryRecorder, type HistoryValue, toKnossosEdn } from '@parley/sim';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -6,7 +6,7 @@
  * suite, so its export runs here.
  */
 import { MemoryRaftStorage } from '@parley/raft';
-import { raftLogStorageCompliance } from '@parley/storage/compliance/raft-log';
+import { raftLogStorageCompliance } from '@parley/storage/testing';
 
 raftLogStorageCompliance({
   name: '@parley/raft MemoryRaftStorage',

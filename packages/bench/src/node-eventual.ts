@@ -23,7 +23,7 @@ import * as Automerge from '@automerge/automerge';
 import { SeededRandom } from '@parley/interface';
 import { createMemoryNetwork, loadOrCreatePsk, silentLogger } from '@parley/net';
 import { createNode } from '@parley/node';
-import { EventualPeer } from '@parley/node/eventual/peer-cluster';
+import { EventualPeer } from '@parley/node/testing';
 import { openLevelKV, openMemoryKV, openMemoryRaftLog } from '@parley/storage';
 import * as Y from 'yjs';
 import { type Bench, quantile, startStopwatch } from './index.js';

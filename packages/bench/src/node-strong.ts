@@ -21,7 +21,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadOrCreatePrivateKey, loadOrCreatePsk, peerIdOf } from '@parley/net';
-import { PeerProcess } from '@parley/node/strong/peer-cluster';
+import { PeerProcess } from '@parley/node/testing';
 import { openLevelKV } from '@parley/storage';
 import { type Bench, quantile } from './index.js';
 

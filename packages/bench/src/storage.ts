@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { RaftEntry, StorageOp } from '@parley/interface';
 import { openLevelKV, openLevelRaftLog } from '@parley/storage';
-import { entryKey } from '@parley/storage/raft-codec';
+import { entryKey } from '@parley/storage/codec';
 import { ClassicLevel } from 'classic-level';
 import { Bench } from './index.js';
 

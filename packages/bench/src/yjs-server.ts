@@ -10,7 +10,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createNode } from '@parley/node';
-import { silentNodeLogger } from '@parley/node/testkit';
+import { silentNodeLogger } from '@parley/node/testing';
 import { createServer } from '@parley/server';
 import { setupWSConnection } from '@y/websocket-server/utils';
 import { WebSocketServer } from 'ws';

@@ -16,7 +16,7 @@
  * Run: `npm run bench:yjs [-- --json FILE]`.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { type Client, synced, until, yClient } from '@parley/server/yjs/testkit';
+import { type Client, synced, until, yClient } from '@parley/server/testing';
 import type * as Y from 'yjs';
 import { Bench, quantile } from './index.js';
 

@@ -1,5 +1,5 @@
 /** The HTTP client the commands share: the envelope in, typed failures out. */
-import { openAsIs, pathSegment, type ResponseAsIs, requestAsIs } from '@parley/server/request-as-is';
+import { openAsIs, pathSegment, type ResponseAsIs, requestAsIs } from '@parley/server/client';
 import { exitCodeOf } from './exit-codes.js';
 
 export interface ErrorBody {

@@ -10,4 +10,5 @@
  */
 export { ApiClient, ApiError, UsageError } from './client.js';
 export { EXIT, exitCodeOf } from './exit-codes.js';
+export { commandPath, EXAMPLES } from './help.js';
 export { buildProgram, main } from './main.js';

@@ -10,7 +10,7 @@ import { EtcdBackend, freePort } from '@parley/etcd';
 import { type Clock, Emitter, SeededRandom, systemClock, systemScheduler } from '@parley/interface';
 import { createMemoryNetwork, silentLogger } from '@parley/net';
 import { createNode, type NodeContext, type NodeOptions, type ParleyNode } from '@parley/node';
-import { strongFaces } from '@parley/node/strong/faces';
+import { strongFaces } from '@parley/node/backend';
 import { MemoryKVStorage, MemoryRaftLogStorage } from '@parley/storage';
 import type { EtcdFixture } from './etcd-fixture.js';
 

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { requestAsIs } from '@parley/server/request-as-is';
+import { requestAsIs } from '@parley/server/client';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const PARLEY_BIN = join(ROOT, 'packages/cli/bin/parley.js');

@@ -25,6 +25,8 @@
  * ```
  */
 import {
+  type CoordLimits,
+  DEFAULT_LIMITS,
   type Operation,
   type OpResult,
   READ_OPERATIONS,
@@ -35,7 +37,6 @@ import {
   type StrongWatchFilter,
   validateOperation,
 } from '@parley/coord';
-import { type CoordLimits, DEFAULT_LIMITS } from '@parley/coord/types';
 import {
   type Clock,
   DecodeError,

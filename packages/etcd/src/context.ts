@@ -16,8 +16,7 @@
  * - every write transaction goes through `calls.txn` with a request id
  *   (`newRequest` below), so a resend applies once.
  */
-import type { FenceRef, Operation, OpResult } from '@parley/coord';
-import type { CoordLimits } from '@parley/coord/types';
+import type { CoordLimits, FenceRef, Operation, OpResult } from '@parley/coord';
 import type { Clock } from '@parley/interface';
 import type { ICompare, IKeyValue } from 'etcd3';
 import type { CleanupLeases } from './cleanup.js';

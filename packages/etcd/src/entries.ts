@@ -13,9 +13,8 @@
  * read-modify-write at its transaction's revision (linearizable, as etcd's
  * transactions are), and the request id makes a resent commit apply once.
  */
-import type { FenceRef, Operation, OpResult } from '@parley/coord';
-import type { JsonValue } from '@parley/coord/json';
-import type { Entry, EntryKind } from '@parley/coord/types';
+import type { Entry, EntryKind, FenceRef, Operation, OpResult } from '@parley/coord';
+import type { JsonValue } from '@parley/coord/shared';
 import {
   checkFenceToken,
   checkIntInRange,
@@ -24,13 +23,11 @@ import {
   checkOptionalBool,
   checkOptionalString,
   checkValue,
-} from '@parley/coord/validate';
+} from '@parley/coord/shared';
 import {
-  DecodeError,
   InvalidArgumentError,
   KeyAlreadyExistsError,
   KeyNotFoundError,
-  StorageCorruptError,
   UnavailableError,
   VersionMismatchError,
 } from '@parley/interface';
@@ -38,8 +35,9 @@ import type { ICompare, IKeyValue, IRequestOp, IResponseOp } from 'etcd3';
 import type { EtcdContext, NewRequest, OpCall } from './context.js';
 import { newRequest } from './context.js';
 import { prefixEnd } from './keys.js';
-import { roomCompares } from './list.js';
-import { decodeEntryRecord, type EntryRecord, encodeEntryRecord } from './record.js';
+import { type EntryRecord, encodeEntryRecord } from './record.js';
+import { roomCompares } from './room.js';
+import { decodeKv } from './stored.js';
 import type { TxnOutcome } from './txn.js';
 import { revisionOf, versionOf } from './version.js';
 
@@ -52,16 +50,7 @@ export interface ReadEntry {
   record: EntryRecord;
 }
 
-export function decodeKv(ctx: EtcdContext, kv: IKeyValue): EntryRecord {
-  try {
-    return decodeEntryRecord(kv.value, ctx.maxRecordBytes);
-  } catch (err) {
-    if (err instanceof DecodeError) {
-      throw new StorageCorruptError('etcd', `entry ${kv.key.toString('utf8')}: ${err.message}`);
-    }
-    throw err;
-  }
-}
+export { decodeKv } from './stored.js';
 
 /** The entry in `kv` when it is live at `nowMs` (its deadline not reached), else undefined. */
 export function liveAt(ctx: EtcdContext, kv: IKeyValue | undefined, nowMs: number): ReadEntry | undefined {

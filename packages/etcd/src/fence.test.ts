@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LockGrant, Operation, OpResult } from '@parley/coord';
-import { DEFAULT_LIMITS } from '@parley/coord/types';
+import { DEFAULT_LIMITS } from '@parley/coord';
 import type { IKeyValue } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EtcdBackend } from './backend.js';

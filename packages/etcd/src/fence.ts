@@ -20,9 +20,9 @@
  * read as the entry, call `ctx.checkFence(fence, lockKv)`, and add the
  * returned compares to the write's transaction.
  */
-import { lockName } from '@parley/coord/machine';
-import type { CoordLimits, FenceRef } from '@parley/coord/types';
-import { checkFenceToken, checkKey, checkNamespace } from '@parley/coord/validate';
+
+import type { CoordLimits, FenceRef } from '@parley/coord';
+import { checkFenceToken, checkKey, checkNamespace, lockName } from '@parley/coord/shared';
 import { type Clock, FenceStaleError, InvalidArgumentError } from '@parley/interface';
 import type { ICompare } from 'etcd3';
 import type { FenceCheck } from './context.js';

@@ -28,9 +28,9 @@
  *   keeps its lease until someone else acquires it (stealIfExpired) — attach,
  *   a read, treats it as gone.
  */
-import type { JsonValue } from '@parley/coord/json';
-import { jsonBytes, lockName } from '@parley/coord/machine';
-import type { LeaseDocument, LeaseView, Operation, OpResult } from '@parley/coord/types';
+
+import type { LeaseDocument, LeaseView, Operation, OpResult } from '@parley/coord';
+import type { JsonValue } from '@parley/coord/shared';
 import {
   checkId,
   checkIntInRange,
@@ -39,7 +39,9 @@ import {
   checkOptionalBool,
   checkOptionalString,
   checkValue,
-} from '@parley/coord/validate';
+  jsonBytes,
+  lockName,
+} from '@parley/coord/shared';
 import {
   InvalidArgumentError,
   KeyAlreadyExistsError,
@@ -51,8 +53,8 @@ import {
 import type { IKeyValue } from 'etcd3';
 import type { EtcdContext, OpCall, OpHandler } from './context.js';
 import { decodeKv, liveAt, type ReadEntry, unchanged, writeLoop } from './entries.js';
-import { roomCompares } from './list.js';
 import { type EntryRecord, encodeEntryRecord } from './record.js';
+import { roomCompares } from './room.js';
 import { revisionOf, versionOf } from './version.js';
 
 type Op<T extends Operation['type']> = Extract<Operation, { type: T }>;

@@ -8,8 +8,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { CoordLimits } from '@parley/coord';
 import { CoordStateMachine, type Operation, type OpResult } from '@parley/coord';
-import type { CoordLimits } from '@parley/coord/types';
 import { SeededRandom, testSeed, withSeed } from '@parley/interface';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdBackend } from './backend.js';

@@ -8,9 +8,10 @@
  * write that granted it and larger than every fence granted before on the
  * slot, across all members, crashes and leader changes.
  */
-import type { JsonValue } from '@parley/coord/json';
-import { lockName } from '@parley/coord/machine';
-import type { CoordLimits } from '@parley/coord/types';
+
+import type { CoordLimits } from '@parley/coord';
+import type { JsonValue } from '@parley/coord/shared';
+import { lockName } from '@parley/coord/shared';
 import { DecodeError, LockHeldError, StorageCorruptError, UnavailableError } from '@parley/interface';
 import type { ICompare, IKeyValue, IRequestOp } from 'etcd3';
 import type { EtcdContext, OpCall } from './context.js';

@@ -16,8 +16,9 @@
  * forgotten — whatever etcd's cleanup lease (cleanup.ts) says. Records are
  * canonical JSON; decoding is strict and bounded (DecodeError only).
  */
-import { canonicalJson, deepFreeze, type JsonValue } from '@parley/coord/json';
-import type { CoordLimits, LockGrant, LockInfo } from '@parley/coord/types';
+
+import type { CoordLimits, LockGrant, LockInfo } from '@parley/coord';
+import { canonicalJson, deepFreeze, type JsonValue } from '@parley/coord/shared';
 import { DecodeError } from '@parley/interface';
 import type { IKeyValue } from 'etcd3';
 import { parseJsonBytes } from './record.js';

@@ -12,7 +12,7 @@
  * etcd: it fails with `timeout`/`unavailable`, and the key it leaves behind
  * counts as given up once its wait deadline passes.
  */
-import type { LockGrant, OpResult } from '@parley/coord/types';
+import type { LockGrant, OpResult } from '@parley/coord';
 import { isParleyError } from '@parley/interface';
 import type { Watcher } from 'etcd3';
 import type { EtcdContext, OpCall } from './context.js';

@@ -37,8 +37,8 @@
  *   approximately for slots (a count before creating; concurrent creations of
  *   distinct slots can pass it together).
  */
-import { lockName } from '@parley/coord/machine';
-import type { LockInfo, Operation, OpResult } from '@parley/coord/types';
+
+import type { LockInfo, Operation, OpResult } from '@parley/coord';
 import {
   checkFenceToken,
   checkId,
@@ -46,7 +46,8 @@ import {
   checkKey,
   checkNamespace,
   checkValue,
-} from '@parley/coord/validate';
+  lockName,
+} from '@parley/coord/shared';
 import {
   FenceStaleError,
   InvalidArgumentError,

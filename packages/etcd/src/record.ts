@@ -24,8 +24,9 @@
  * nothing else is ever thrown. The backend reports a record that does not
  * decode as `storage_corrupt` (someone else wrote under Parley's prefix).
  */
-import { canonicalJson, deepFreeze, type JsonValue, MAX_JSON_DEPTH } from '@parley/coord/json';
-import type { EntryKind } from '@parley/coord/types';
+
+import type { EntryKind } from '@parley/coord';
+import { canonicalJson, deepFreeze, type JsonValue, MAX_JSON_DEPTH } from '@parley/coord/shared';
 import { DecodeError, jsonDepthExceeds } from '@parley/interface';
 
 export const RECORD_FORMAT = 1;

@@ -14,7 +14,7 @@
  * compares and returns the first result (`replayed`) instead of applying
  * twice. Request records live on a short cleanup lease (cleanup.ts).
  */
-import type { JsonValue } from '@parley/coord/json';
+import type { JsonValue } from '@parley/coord/shared';
 import {
   type Clock,
   ClosedError,

@@ -8,8 +8,7 @@
  * built-in backend. Callers must treat tokens as opaque: the revision inside
  * is an implementation detail, not an API.
  */
-import { base64UrlDecode, base64UrlEncode } from '@parley/coord/json';
-import { hash128 } from '@parley/coord/version';
+import { base64UrlDecode, base64UrlEncode, hash128 } from '@parley/coord/shared';
 
 function check(namespace: string, key: string, revision: number): number {
   return hash128(`etcd-version|${revision}|${namespace.length}:${namespace}|${key}`)[0];

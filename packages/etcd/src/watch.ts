@@ -42,7 +42,7 @@
  * revision it delivered.
  */
 import type { StrongChange, StrongWatchFilter } from '@parley/coord';
-import { checkKey, checkNamespace } from '@parley/coord/validate';
+import { checkKey, checkNamespace } from '@parley/coord/shared';
 import { InvalidArgumentError, isParleyError, ParleyError } from '@parley/interface';
 import type { IKeyValue, IWatchResponse, Watcher } from 'etcd3';
 import type { EtcdContext } from './context.js';

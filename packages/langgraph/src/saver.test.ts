@@ -5,7 +5,7 @@
  */
 import { emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
 import { isParleyError } from '@parley/interface';
-import type { ParleyNodeInternals } from '@parley/node';
+import type { ParleyNodeInternals } from '@parley/node/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { threadNamespace } from './keys.js';
 import { ParleySaver } from './saver.js';

@@ -3,8 +3,8 @@
  * filters (pushed to the store in Parley's grammar where it can say them),
  * listNamespaces, LangGraph's TTL settings, and replication between nodes.
  */
-import type { ParleyNodeInternals } from '@parley/node';
-import { eventually, memoryCluster } from '@parley/node/testkit';
+import type { ParleyNodeInternals } from '@parley/node/testing';
+import { eventually, memoryCluster } from '@parley/node/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ParleyStore } from './store.js';
 import { memoryNode } from './testing.js';

@@ -4,7 +4,8 @@
  * short Raft tick.
  */
 import { createMemoryNetwork, silentLogger } from '@parley/net';
-import { createNode, type NodeOptions, type ParleyNodeInternals } from '@parley/node';
+import { createNode, type NodeOptions } from '@parley/node';
+import { internals, type ParleyNodeInternals } from '@parley/node/testing';
 import { openMemoryKV, openMemoryRaftLog } from '@parley/storage';
 
 export const quiet = { debug() {}, info() {}, warn() {}, error() {} };
@@ -15,13 +16,15 @@ export async function memoryNode(options: Partial<NodeOptions> = {}): Promise<Pa
   const network = createMemoryNetwork();
   const kv = await openMemoryKV();
   const raftLog = await openMemoryRaftLog();
-  const node = await createNode({
-    transport: network.createTransport({ peerId: `lg-${++n}`, logger: silentLogger }),
-    storage: { kv, raftLog },
-    logger: quiet,
-    ...options,
-    raft: { tickMs: 10, electionTimeoutTicks: 10, ...options.raft },
-  });
+  const node = internals(
+    await createNode({
+      transport: network.createTransport({ peerId: `lg-${++n}`, logger: silentLogger }),
+      storage: { kv, raftLog },
+      logger: quiet,
+      ...options,
+      raft: { tickMs: 10, electionTimeoutTicks: 10, ...options.raft },
+    }),
+  );
   const close = node.close.bind(node);
   node.close = async () => {
     await close();

@@ -4,7 +4,7 @@
  * runs vitest with `globals: true`), so they are provided before it loads.
  */
 
-import type { ParleyNodeInternals } from '@parley/node';
+import type { ParleyNodeInternals } from '@parley/node/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ParleySaver } from './saver.js';
 import { memoryNode } from './testing.js';

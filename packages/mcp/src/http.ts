@@ -2,7 +2,7 @@
  * The MCP server's way to a node: its HTTP API (docs/http-api.md), so the same
  * server works against a running node (`--endpoint`) and an embedded one.
  */
-import { pathSegment, type ResponseAsIs, requestAsIs } from '@parley/server/request-as-is';
+import { pathSegment, type ResponseAsIs, requestAsIs } from '@parley/server/client';
 import { ToolError } from './errors.js';
 
 /** Default bound on one HTTP call (a blocking lock acquire adds its wait to it). */

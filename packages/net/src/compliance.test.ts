@@ -1,9 +1,9 @@
 import type { Transport } from '@parley/interface';
-import { transportCompliance } from './compliance.js';
 import { generatePsk } from './keys.js';
 import { createLibp2pTransport, type Libp2pTransport } from './libp2p.js';
 import { silentLogger } from './logger.js';
 import { createMemoryNetwork } from './memory.js';
+import { transportCompliance } from './testing/compliance.js';
 
 transportCompliance('memory', {
   async create(count, limits, beforeStart) {

@@ -14,7 +14,7 @@ import { tcp } from '@libp2p/tcp';
 import { InvalidArgumentError, type PeerId } from '@parley/interface';
 import { createLibp2p, type Libp2pOptions } from 'libp2p';
 import { GOSSIP_ID_BYTES, gossipOverheadBytes } from './frame.js';
-import type { Libp2pLimits } from './libp2p.js';
+import type { Libp2pLimits } from './libp2p-limits.js';
 import { batchingProtector } from './write-batching.js';
 
 export type Services = { pubsub: GossipSub; identify: unknown; ping: unknown };

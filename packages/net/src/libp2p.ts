@@ -14,7 +14,6 @@ import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id';
 import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
 import {
   ClosedError,
-  DEFAULT_TRANSPORT_LIMITS,
   DecodeError,
   Emitter,
   type GossipHandler,
@@ -27,7 +26,6 @@ import {
   TimeoutError,
   type Transport,
   type TransportEvents,
-  type TransportLimits,
   UnavailableError,
   type Unsubscribe,
   ValueTooLargeError,
@@ -47,39 +45,15 @@ import {
   WIRE_VERSION,
 } from './frame.js';
 import { generatePrivateKey, validatePsk } from './keys.js';
+import { DEFAULT_LIBP2P_LIMITS, type Libp2pLimits } from './libp2p-limits.js';
 import { createParleyLibp2p, type Services } from './libp2p-node.js';
 import { describeError, type NetLogger, stderrLogger } from './logger.js';
 import { PendingRequests } from './pending.js';
 
+export { DEFAULT_LIBP2P_LIMITS, type Libp2pLimits } from './libp2p-limits.js';
+
 /** The libp2p protocol id of Parley's request/response streams. */
 export const RPC_PROTOCOL = '/parley/rpc/1.0.0';
-
-export interface Libp2pLimits extends TransportLimits {
-  /** Request streams one peer may hold open towards this node (one per application protocol in use). */
-  maxStreamsPerPeer: number;
-  /** Unsent bytes queued on one stream before it is reset (the peer is not reading). */
-  maxWriteBufferBytes: number;
-  /** A new stream must name its protocol within this time. */
-  helloTimeoutMs: number;
-  /** How often unconnected bootstrap peers are dialled again. */
-  redialIntervalMs: number;
-  /** Bound on one dial attempt. */
-  dialTimeoutMs: number;
-  /** Liveness pings on every connection; a failed ping closes it. */
-  pingIntervalMs: number;
-  maxConnections: number;
-}
-
-export const DEFAULT_LIBP2P_LIMITS: Libp2pLimits = {
-  ...DEFAULT_TRANSPORT_LIMITS,
-  maxStreamsPerPeer: 64,
-  maxWriteBufferBytes: 16 * 1024 * 1024,
-  helloTimeoutMs: 5_000,
-  redialIntervalMs: 1_000,
-  dialTimeoutMs: 5_000,
-  pingIntervalMs: 5_000,
-  maxConnections: 256,
-};
 
 export interface Libp2pTransportOptions {
   /** Multiaddrs to listen on, e.g. `/ip4/127.0.0.1/tcp/0`. */

@@ -4,10 +4,10 @@
  */
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { canMountTmpfs, mountTmpfs, type Tmpfs } from '@parley/storage/fixtures/tmpfs';
+import { canMountTmpfs, mountTmpfs, type Tmpfs } from '@parley/storage/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNode } from './node.js';
-import { silentNodeLogger } from './testkit.js';
+import { silentNodeLogger } from './testing/testkit.js';
 
 const mounts: Tmpfs[] = [];
 function tmpfs(sizeBytes: number): Tmpfs {

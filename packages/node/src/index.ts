@@ -16,7 +16,7 @@ export type * from './api.js';
 export type { NodeContext, NodeEvents, NodeLogger, NodeStorage } from './context.js';
 export type { EventualOptions } from './eventual/options.js';
 export { DataDirLockedError } from './lock.js';
-export { createNode, type ParleyNodeInternals, type StrongModule } from './node.js';
+export { createNode, type StrongModule } from './node.js';
 export type { NodeOptions } from './options.js';
 export type { EtcdStrongOptions } from './strong/etcd-module.js';
 export type { StrongOptions } from './strong/options.js';

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DataDirLockedError, LOCK_FILE, lockDataDir } from './lock.js';
 import { createNode } from './node.js';
-import { silentNodeLogger } from './testkit.js';
+import { silentNodeLogger } from './testing/testkit.js';
 
 // The child takes the lock through the built package (subprocess tests use dist/: run `npx tsc -b` first).
 const DIST_LOCK = fileURLToPath(new URL('../dist/lock.js', import.meta.url));

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DataDirLockedError } from './lock.js';
-import { createNode } from './node.js';
-import { eventually, silentNodeLogger } from './testkit.js';
+import { createNode, internals } from './node.js';
+import { eventually, silentNodeLogger } from './testing/testkit.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -66,11 +66,11 @@ describe('createNode on libp2p and LevelDB', () => {
     const seen: string[] = [];
     nb.watch({}, (ch) => seen.push(`${ch.key}=${JSON.stringify(ch.entry?.value)} from ${ch.origin === a.peerId}`));
     a.eventual('shared');
-    await eventually(() => a.context.transport.peers().includes(b.peerId), 10_000);
+    await eventually(() => internals(a).context.transport.peers().includes(b.peerId), 10_000);
     await a.eventual('shared').set('x', 42);
     await eventually(() => seen.length > 0, 10_000);
     expect(seen[0]).toBe('x=42 from true');
-    expect(a.context.transport.peers()).not.toContain(outsider.peerId);
+    expect(internals(a).context.transport.peers()).not.toContain(outsider.peerId);
     await Promise.all([a.close(), b.close(), outsider.close()]);
   });
 });

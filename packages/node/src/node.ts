@@ -66,11 +66,23 @@ export interface StrongModule {
   close(): Promise<void>;
 }
 
-/** A node with its context exposed (for tests, the server and the simulator). */
+/** A node with its context and modules exposed, for tests and the simulator: `internals(node)`. */
 export interface ParleyNodeInternals extends ParleyNode {
   readonly context: NodeContext;
   readonly eventualModule: EventualModule;
   readonly commits: GroupCommit;
+}
+
+/** The nodes `createNode` made, so `internals` refuses anything else. */
+const made = new WeakSet<ParleyNode>();
+
+/**
+ * A node's context and modules (`@parley/node/testing`): for tests and the
+ * simulator, which look inside; `createNode`'s type shows users `ParleyNode` only.
+ */
+export function internals(node: ParleyNode): ParleyNodeInternals {
+  if (!made.has(node)) throw new InvalidArgumentError('internals: not a node made by createNode');
+  return node as ParleyNodeInternals;
 }
 
 function strongUnavailable(): never {
@@ -100,7 +112,7 @@ const unwiredCluster: Cluster = {
  * await node.close();
  * ```
  */
-export async function createNode(options: NodeOptions = {}): Promise<ParleyNodeInternals> {
+export async function createNode(options: NodeOptions = {}): Promise<ParleyNode> {
   if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options must be an object');
   const logger: NodeLogger = options.logger ?? defaultLogger();
   const clock = options.clock ?? systemClock;
@@ -271,6 +283,7 @@ export async function createNode(options: NodeOptions = {}): Promise<ParleyNodeI
         return closing;
       },
     };
+    made.add(node);
     return node;
   } catch (err) {
     await undo();

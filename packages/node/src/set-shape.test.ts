@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ParleyNode } from './api.js';
 import { createNode } from './node.js';
-import { silentNodeLogger } from './testkit.js';
+import { silentNodeLogger } from './testing/testkit.js';
 
 let dir: string;
 let node: ParleyNode;

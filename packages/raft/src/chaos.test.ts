@@ -10,7 +10,7 @@
 import { type PeerId, SeededRandom } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
 import { RaftSafetyChecker, type SafetyMember } from './safety.js';
-import { Cluster } from './testkit.js';
+import { Cluster } from './testing/cluster.js';
 import type { Message } from './types.js';
 
 const enc = new TextEncoder();

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { RawNode } from './rawnode.js';
 import { RaftSafetyChecker } from './safety.js';
 import { MemoryRaftStorage } from './storage.js';
-import { Cluster } from './testkit.js';
+import { Cluster } from './testing/cluster.js';
 
 const enc = new TextEncoder();
 const IDS = ['1', '2', '3'];

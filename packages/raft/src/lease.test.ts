@@ -10,7 +10,7 @@ import { InvalidArgumentError, type PeerId, SeededRandom, testSeed, withSeed } f
 import { describe, expect, it } from 'vitest';
 import { RawNode } from './rawnode.js';
 import { MemoryRaftStorage } from './storage.js';
-import { Cluster } from './testkit.js';
+import { Cluster } from './testing/cluster.js';
 import type { Message } from './types.js';
 
 const enc = new TextEncoder();

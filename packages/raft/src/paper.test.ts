@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { RaftConfig } from './raft.js';
 import { RawNode } from './rawnode.js';
 import { MemoryRaftStorage } from './storage.js';
-import { Cluster } from './testkit.js';
+import { Cluster } from './testing/cluster.js';
 import type { Message } from './types.js';
 
 const enc = new TextEncoder();

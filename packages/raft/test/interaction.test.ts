@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { Cluster, describeEntry } from '../src/testkit.js';
+import { Cluster, describeEntry } from '../src/testing/cluster.js';
 
 const dir = fileURLToPath(new URL('../testdata/', import.meta.url));
 const rewrite = process.env.PARLEY_REWRITE === '1';

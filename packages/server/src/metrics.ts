@@ -5,8 +5,7 @@
  * number is up to the user); routes are route templates, not raw paths.
  */
 import type { TypedEvents, Unsubscribe } from '@parley/interface';
-import type { NodeHealth } from '@parley/node';
-import type { NodeEvents } from '@parley/node/context';
+import type { NodeEvents, NodeHealth } from '@parley/node';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 const LATENCY_BUCKETS_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

@@ -4,9 +4,8 @@
  * here and only here.
  */
 import type { Transport } from '@parley/interface';
-import { transportCompliance } from '@parley/net/compliance';
-import { kvStorageCompliance } from '@parley/storage/compliance/kv';
-import { raftLogStorageCompliance } from '@parley/storage/compliance/raft-log';
+import { transportCompliance } from '@parley/net/testing';
+import { kvStorageCompliance, raftLogStorageCompliance } from '@parley/storage/testing';
 import { Simulation } from './simulation.js';
 import type { SimDisk } from './storage.js';
 

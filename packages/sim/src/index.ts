@@ -28,6 +28,7 @@
  * ```
  */
 export * from './check/index.js';
+export { type CheckCliIo, EXIT_LINEARIZABLE, EXIT_NOT_LINEARIZABLE, EXIT_UNKNOWN, runCheckCli } from './cli/check.js';
 export { type ClockSpec, HostClock, type PeriodicDrift } from './clock.js';
 export { between, chance } from './kernel.js';
 export { CheckerSelfTestError, KNOWN_BAD, type KnownBadCase, runKnownBad } from './known-bad.js';

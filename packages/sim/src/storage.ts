@@ -40,7 +40,7 @@ import {
   type StorageOp,
   UnavailableError,
 } from '@parley/interface';
-import { RaftLogState } from '@parley/interface/raft-log-state';
+import { RaftLogState } from '@parley/interface/raft-log-kit';
 import { between, chance, never, type SimKernel } from './kernel.js';
 import type { QueuedEvent } from './queue.js';
 

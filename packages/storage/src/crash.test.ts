@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SeededRandom, testSeed, withSeed } from '@parley/interface';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KV_BATCH_KEYS, pad, RAFT_BATCH_ENTRIES } from './fixtures/crash-writer.js';
 import { openLevelKV } from './level-kv.js';
 import { openLevelRaftLog } from './level-raft-log.js';
+import { KV_BATCH_KEYS, pad, RAFT_BATCH_ENTRIES } from './testing/fixtures/crash-writer.js';
 
-const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
+const fixtures = fileURLToPath(new URL('./testing/fixtures/', import.meta.url));
 const seed = testSeed(9);
 const ROUNDS = 2;
 

@@ -8,9 +8,9 @@ import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { storageErrorOf } from './errors.js';
-import { canMountTmpfs, mountTmpfs, type Tmpfs } from './fixtures/tmpfs.js';
 import { openLevelKV } from './level-kv.js';
 import { openLevelRaftLog } from './level-raft-log.js';
+import { canMountTmpfs, mountTmpfs, type Tmpfs } from './testing/tmpfs.js';
 
 const mounts: Tmpfs[] = [];
 function tmpfs(sizeBytes: number): Tmpfs {

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { isParleyError, StorageCorruptError } from '@parley/interface';
 import { Level } from 'level';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { kvStorageCompliance } from './compliance/kv.js';
-import { entry, raftLogStorageCompliance } from './compliance/raft-log.js';
 import { encodeKey } from './key-codec.js';
 import { openLevelKV, REMOVE_RANGE_CHUNK_KEYS } from './level-kv.js';
 import { openLevelRaftLog } from './level-raft-log.js';
 import { entryKey, HARD_STATE_KEY, SNAPSHOT_KEY } from './raft-codec.js';
+import { kvStorageCompliance } from './testing/kv-compliance.js';
+import { entry, raftLogStorageCompliance } from './testing/raft-log-compliance.js';
 
 const tempDir = (label: string) => mkdtemp(join(tmpdir(), `parley-${label}-`));
 const dispose = (dir: string) => () => rm(dir, { recursive: true, force: true });

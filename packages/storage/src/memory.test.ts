@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { kvStorageCompliance } from './compliance/kv.js';
-import { raftLogStorageCompliance } from './compliance/raft-log.js';
 import { MemoryKVDisk, MemoryKVStorage, openMemoryKV } from './memory-kv.js';
 import { MemoryRaftLogDisk, MemoryRaftLogStorage, openMemoryRaftLog } from './memory-raft-log.js';
+import { kvStorageCompliance } from './testing/kv-compliance.js';
+import { raftLogStorageCompliance } from './testing/raft-log-compliance.js';
 
 kvStorageCompliance({
   name: 'memory',

@@ -6,7 +6,7 @@
  */
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort } from '@parley/etcd/testing/ports';
+import { freePort } from '@parley/etcd/testing';
 import { NodeClock } from './clock.js';
 import { EtcdMember } from './etcd-member.js';
 import { call } from './http.js';
@@ -95,7 +95,7 @@ export class Cluster {
       nodes.push(new ParleyNode(spec, common, clock, config.tmpfsMb));
     }
     const psk = join(config.runDir, 'cluster.psk');
-    const { loadOrCreatePsk } = await import('@parley/net/keys');
+    const { loadOrCreatePsk } = await import('@parley/net');
     await loadOrCreatePsk(psk);
     for (const n of nodes) await n.prepare(psk);
     const voters = nodes

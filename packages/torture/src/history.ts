@@ -6,8 +6,8 @@
  * reply, a 5xx) — plus the faults, on the same timeline. Histories are written
  * as JSON (everything) and as EDN for `parley-check` (one file per model).
  */
-import type { HistoryEvent, HistoryValue } from '@parley/sim/check/history';
-import { toKnossosEdn } from '@parley/sim/check/history';
+import type { HistoryEvent, HistoryValue } from '@parley/sim';
+import { toKnossosEdn } from '@parley/sim';
 
 export type Outcome = 'ok' | 'fail' | 'info';
 

@@ -71,7 +71,7 @@ export class ParleyNode {
 
   /** Mints the identity, copies the cluster key in, and hands the dir to the node's uid. */
   async prepare(psk: string): Promise<void> {
-    const { loadOrCreatePrivateKey, peerIdOf } = await import('@parley/net/keys');
+    const { loadOrCreatePrivateKey, peerIdOf } = await import('@parley/net');
     mkdirSync(this.spec.dataDir, { recursive: true, mode: 0o700 });
     const uid = this.spec.uid;
     if (this.tmpfsMb !== undefined && !mountTmpfs(this.spec.dataDir, this.tmpfsMb, uid ?? 0, uid ?? 0)) {

@@ -8,7 +8,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadOrCreatePrivateKey, loadOrCreatePsk, peerIdOf } from '@parley/net';
-import { PeerProcess } from '@parley/node/strong/peer-cluster';
+import { PeerProcess } from '@parley/node/testing';
 import type { StrongTask, StrongTaskResult } from './workloads.js';
 
 export const PARLEY_RAFT = { tickMs: 100, electionTimeoutTicks: 10, heartbeatTicks: 1, callTimeoutMs: 10_000 };

@@ -16,7 +16,7 @@ import {
   type SortOrder,
 } from '@parley/coord';
 import { decodeSnapshotBody, encodeSnapshotBody } from '@parley/coord/codec';
-import { decodeCursor, encodeCursor } from '@parley/coord/cursor';
+import { decodeCursor, encodeCursor } from '@parley/coord/shared';
 import { DecodeError, ERROR_STATUS, type ErrorCode } from '@parley/interface';
 import type { Gen, Json } from '../gen.js';
 import type { Target } from '../target.js';

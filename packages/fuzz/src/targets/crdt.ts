@@ -20,8 +20,12 @@ import {
   encodeDigest,
   encodeState,
   type KeyState,
+  MAX_LOGICAL,
+  MAX_SEQ,
+  MAX_TTL_SECONDS,
+  MAX_VALUE_DEPTH,
+  MAX_WALL_MS,
 } from '@parley/crdt';
-import { MAX_LOGICAL, MAX_SEQ, MAX_TTL_SECONDS, MAX_VALUE_DEPTH, MAX_WALL_MS } from '@parley/crdt/limits';
 import type { Gen } from '../gen.js';
 import type { Target } from '../target.js';
 

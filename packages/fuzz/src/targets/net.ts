@@ -14,7 +14,7 @@ import {
   type GossipEnvelope,
   MAX_ERROR_DETAILS_BYTES,
   maxFrameBodyBytes,
-} from '@parley/net/frame';
+} from '@parley/net/codec';
 import { bytesEqual } from '../equal.js';
 import type { Gen } from '../gen.js';
 import { InvariantError, type Target } from '../target.js';

@@ -4,18 +4,22 @@
  * requests; eventual/persist.ts: sealed records).
  */
 import { DecodeError } from '@parley/interface';
-import { openRecord, sealRecord } from '@parley/node/eventual/persist';
-import { decodeGossip, decodeRequest, encodeGossip, encodeRequest } from '@parley/node/eventual/wire';
 import {
   type ChangesPage,
   decodeChanges,
-  decodeRequest as decodeStrongRequest,
+  decodeGossip,
+  decodeEventualRequest as decodeRequest,
+  decodeStrongRequest,
   encodeChanges,
-  encodeRequest as encodeStrongRequest,
+  encodeGossip,
+  encodeEventualRequest as encodeRequest,
+  encodeStrongRequest,
   MAX_CHANGES_PER_PAGE,
   MAX_WAIT_MS,
+  openRecord,
   type StrongRequest,
-} from '@parley/node/strong/wire';
+  sealRecord,
+} from '@parley/node/codec';
 import type { Gen } from '../gen.js';
 import type { Target } from '../target.js';
 import { command } from './coord.js';

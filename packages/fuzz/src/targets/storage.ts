@@ -9,24 +9,30 @@
  * (as a buggy writer or a crafted file would), so the body parsers are reached.
  */
 import { DecodeError, type HardState, type RaftEntry, type RaftSnapshot, type StorageKey } from '@parley/interface';
-import { EntryColumns } from '@parley/storage/arena';
-import { decodeKey, encodeKey, KeyRunDecoder } from '@parley/storage/key-codec';
 import {
+  allocRecord,
+  bytesView,
   decodeHardState,
+  decodeKey,
   decodeOffset,
   decodeSnapshot,
+  EntryColumns,
   encodeEntry,
   encodeHardState,
+  encodeKey,
   encodeOffset,
   encodeSnapshot,
   entryKey,
   entryKeyIndex,
   HARD_STATE_KEY,
+  KeyRunDecoder,
   loadEntryInto,
   OFFSET_KEY,
+  openRecord,
+  RECORD_HEADER_BYTES,
   SNAPSHOT_KEY,
-} from '@parley/storage/raft-codec';
-import { allocRecord, bytesView, openRecord, RECORD_HEADER_BYTES, sealRecord } from '@parley/storage/record';
+  sealRecord,
+} from '@parley/storage/codec';
 import type { Gen } from '../gen.js';
 import { InvariantError, type Target } from '../target.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { eventually, memoryCluster, settle } from '../testkit.js';
+import { eventually, memoryCluster, settle } from '../testing/testkit.js';
 import { MAX_EPHEMERAL_BYTES } from './ephemeral.js';
 
 describe('ephemeral channels', () => {

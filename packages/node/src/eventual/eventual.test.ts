@@ -2,7 +2,7 @@ import { encodeDelta, NamespaceReplica } from '@parley/crdt';
 import { isParleyError } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
 import type { EventualChange } from '../api.js';
-import { eventually, memoryCluster, settle } from '../testkit.js';
+import { eventually, memoryCluster, settle } from '../testing/testkit.js';
 import { encodeGossip } from './wire.js';
 
 describe('eventual namespace on one node', () => {

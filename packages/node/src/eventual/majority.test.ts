@@ -5,7 +5,7 @@
  * is not live here writes nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { eventually, memoryCluster, settle } from '../testkit.js';
+import { eventually, memoryCluster, settle } from '../testing/testkit.js';
 import { KnownReplicas } from './replicas.js';
 
 describe("'majority' eventual operations", () => {

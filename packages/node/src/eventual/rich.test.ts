@@ -1,7 +1,7 @@
 import { ByteWriter } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
 import * as Y from 'yjs';
-import { eventually, memoryCluster, settle } from '../testkit.js';
+import { eventually, memoryCluster, settle } from '../testing/testkit.js';
 
 describe('rich values', () => {
   it('Yjs documents edited offline on two nodes converge on reconnect, and persist', async () => {

@@ -10,7 +10,7 @@ import { type KVStorage, StorageFullError, type StorageOp, UnavailableError } fr
 import { describe, expect, it } from 'vitest';
 import type { EventualChange } from '../api.js';
 import type { ParleyNodeInternals } from '../node.js';
-import { eventually, memoryCluster, settle } from '../testkit.js';
+import { eventually, memoryCluster, settle } from '../testing/testkit.js';
 
 /** Makes the node's store fail its next `count` batches with `err()` (its real batches otherwise). */
 function failBatches(node: ParleyNodeInternals, err: () => Error, count = 1): { failures: number } {

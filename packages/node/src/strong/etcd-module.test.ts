@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { ETCD_MISSING, EtcdCluster, findEtcd } from '@parley/etcd';
 import { isParleyError, type ParleyError } from '@parley/interface';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StrongChange } from '../api.js';
-import { createNode, type ParleyNodeInternals } from '../node.js';
-import { silentNodeLogger } from '../testkit.js';
+import type { ParleyNode, StrongChange } from '../api.js';
+import { createNode } from '../node.js';
+import { silentNodeLogger } from '../testing/testkit.js';
 
 const bin = findEtcd();
 if (!bin) {
@@ -22,7 +22,7 @@ if (!bin) {
 describe.skipIf(!bin)('createNode({ strong: { etcd } })', () => {
   let cluster: EtcdCluster;
   let dir: string;
-  const nodes: ParleyNodeInternals[] = [];
+  const nodes: ParleyNode[] = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'parley-node-etcd-'));
@@ -35,7 +35,7 @@ describe.skipIf(!bin)('createNode({ strong: { etcd } })', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function node(name: string): Promise<ParleyNodeInternals> {
+  async function node(name: string): Promise<ParleyNode> {
     const n = await createNode({
       dataDir: join(dir, name),
       logger: silentNodeLogger,

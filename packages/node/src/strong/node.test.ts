@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { isParleyError } from '@parley/interface';
 import { loadOrCreatePrivateKey, peerIdOf } from '@parley/net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createNode, type ParleyNodeInternals } from '../node.js';
-import { eventually, silentNodeLogger } from '../testkit.js';
+import type { ParleyNode } from '../api.js';
+import { createNode } from '../node.js';
+import { eventually, silentNodeLogger } from '../testing/testkit.js';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -13,7 +14,7 @@ function tempDir(): string {
   dirs.push(d);
   return d;
 }
-const nodes: ParleyNodeInternals[] = [];
+const nodes: ParleyNode[] = [];
 afterEach(async () => {
   await Promise.allSettled(nodes.splice(0).map((n) => n.close()));
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });

@@ -4,10 +4,10 @@
  */
 
 import type { ParleyNode } from '@parley/node';
-import { memoryCluster } from '@parley/node/testkit';
+import { memoryCluster } from '@parley/node/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createServer, type ServerOptions } from '../server.js';
-import { type Client, rawClient, synced, until, yClient } from './testkit.js';
+import { type Client, rawClient, synced, until, yClient } from '../testing/yjs-clients.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

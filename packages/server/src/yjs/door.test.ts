@@ -3,11 +3,11 @@
  * client on each, a restart, a partition and its heal; awareness across nodes
  * and its expiry.
  */
-import { memoryCluster } from '@parley/node/testkit';
+import { memoryCluster } from '@parley/node/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import type * as Y from 'yjs';
 import { createServer, type ParleyServer } from '../server.js';
-import { awarenessName, type Client, stateVector, synced, until, yClient } from './testkit.js';
+import { awarenessName, type Client, stateVector, synced, until, yClient } from '../testing/yjs-clients.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

@@ -9,11 +9,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import '@parley/net/polyfill';
-import { createNode, type NodeOptions, type ParleyNodeInternals } from '@parley/node';
-import { silentNodeLogger } from '@parley/node/testkit';
+import { createNode, type NodeOptions } from '@parley/node';
+import { internals, type ParleyNodeInternals, silentNodeLogger } from '@parley/node/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type ParleyServer } from '../server.js';
-import { awarenessName, type Client, stateVector, synced, until, yClient } from './testkit.js';
+import { awarenessName, type Client, stateVector, synced, until, yClient } from '../testing/yjs-clients.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -28,7 +28,7 @@ interface Running {
 }
 
 async function run(options: NodeOptions): Promise<Running> {
-  const node = await createNode({ listen: ['/ip4/127.0.0.1/tcp/0'], logger: silentNodeLogger, ...options });
+  const node = internals(await createNode({ listen: ['/ip4/127.0.0.1/tcp/0'], logger: silentNodeLogger, ...options }));
   const server = await createServer({ node, port: 0, defaultMetrics: false });
   const url = `${(await server.listen()).replace('http:', 'ws:')}/yjs`;
   let stopped = false;

@@ -4,7 +4,7 @@
  * size, awareness and buffer bounds; query-awareness; keep-alive and ping.
  */
 import type { ParleyNode } from '@parley/node';
-import { memoryCluster } from '@parley/node/testkit';
+import { memoryCluster } from '@parley/node/testing';
 import * as decoding from 'lib0/decoding';
 import * as encoding from 'lib0/encoding';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import * as awarenessProtocol from 'y-protocols/awareness';
 import * as syncProtocol from 'y-protocols/sync';
 import * as Y from 'yjs';
 import { createServer, type ServerOptions } from '../server.js';
-import { awarenessName, type Client, rawClient, synced, until, yClient } from './testkit.js';
+import { awarenessName, type Client, rawClient, synced, until, yClient } from '../testing/yjs-clients.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

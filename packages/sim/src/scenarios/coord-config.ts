@@ -7,7 +7,6 @@ import type { Command, CommandResult, Operation, SessionSequencer } from '@parle
 import type { PeerId } from '@parley/interface';
 import type { HistoryValue } from '../check/history.js';
 import type { NemesisOptions } from '../nemesis.js';
-import type { LeaseDriftOptions } from './coord-lease-drift.js';
 
 export interface CoordScenarioConfig {
   name: string;
@@ -93,6 +92,14 @@ export interface Call {
   /** A read served through ReadIndex or the lease instead of the log. */
   viaRead: boolean;
   finish(result: CommandResult | undefined): void;
+}
+
+/** `coord-5-lease-drift`: the clock drifts its voters run at. */
+export interface LeaseDriftOptions {
+  /** Drift of the slow voter's clock, in ppm (negative: it ticks slower). */
+  slowPpm: number;
+  /** Drift of every other voter's clock, drawn in [min, max] ppm. */
+  fastPpm: { min: number; max: number };
 }
 
 export interface Client {

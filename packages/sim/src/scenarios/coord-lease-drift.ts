@@ -44,16 +44,9 @@
 import type { PeerId, Random } from '@parley/interface';
 import { between } from '../kernel.js';
 import { type Simulation, violation } from '../simulation.js';
-import type { Client } from './coord-config.js';
+import type { Client, LeaseDriftOptions } from './coord-config.js';
 import type { CoordHost } from './coord-host.js';
 import { highestTermLeader } from './raft-group.js';
-
-export interface LeaseDriftOptions {
-  /** Drift of the slow voter's clock, in ppm (negative: it ticks slower). */
-  slowPpm: number;
-  /** Drift of every other voter's clock, drawn in [min, max] ppm. */
-  fastPpm: { min: number; max: number };
-}
 
 /** Election timeout and lease margin of the coord hosts' Raft (the defaults: E = 10, margin ceil(E / 5)). */
 const ELECTION_TICKS = 10;

@@ -18,7 +18,8 @@
  */
 import { compareHlc, encodeDigest, encodeState, type Hlc, type NamespaceReplica } from '@parley/crdt';
 import type { PeerId } from '@parley/interface';
-import { createNode, type EventualNamespace, type NodeLogger, type ParleyNodeInternals } from '@parley/node';
+import { createNode, type EventualNamespace, type NodeLogger, type ParleyNode } from '@parley/node';
+import { internals, type ParleyNodeInternals } from '@parley/node/testing';
 import { checkConvergence, type EventualWrite } from '../check/convergence.js';
 import { HistoryRecorder } from '../check/history.js';
 import { between } from '../kernel.js';
@@ -82,7 +83,7 @@ export function nodeEventualScenario(config: NodeEventualConfig): Scenario {
   };
 }
 
-function bootNode(ctx: HostContext, config: NodeEventualConfig): Promise<ParleyNodeInternals> {
+function bootNode(ctx: HostContext, config: NodeEventualConfig): Promise<ParleyNode> {
   const ttl = config.maxTtlSeconds;
   return createNode({
     transport: ctx.transport,
@@ -129,7 +130,7 @@ function setup(sim: Simulation, config: NodeEventualConfig): ScenarioRun {
       id,
       async (ctx) => {
         if (history.isOpen(id)) history.info(id, null, { error: 'crash' });
-        const node = await bootNode(ctx, config);
+        const node = internals(await bootNode(ctx, config));
         const ns = node.eventual(NAMESPACE);
         await (ns as unknown as { ready: Promise<void> }).ready;
         ydocs.set(id, await ns.yjs(YJS_KEY));

@@ -7,8 +7,8 @@
  */
 import type { ApplyOutput, Command } from '@parley/coord';
 import { Emitter, type PeerId } from '@parley/interface';
-import type { NodeContext, NodeEvents, NodeLogger } from '@parley/node/context';
-import { createStrongModule, type StrongModule, type StrongOptions } from '@parley/node/strong/index';
+import type { NodeContext, NodeEvents, NodeLogger, StrongOptions } from '@parley/node';
+import { createStrongModule, type RaftStrongModule as StrongModule } from '@parley/node/testing';
 import type { RaftDriver } from '@parley/raft';
 import type { HostContext } from '../simulation.js';
 

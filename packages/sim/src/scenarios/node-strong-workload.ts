@@ -6,7 +6,7 @@
  * transfers and a voter removed and re-added mid-workload.
  */
 import { isParleyError, type PeerId } from '@parley/interface';
-import type { Lease } from '@parley/node/api';
+import type { Lease } from '@parley/node';
 import type { AckedWrite } from '../check/durability.js';
 import { HistoryRecorder, type HistoryValue } from '../check/history.js';
 import { between } from '../kernel.js';

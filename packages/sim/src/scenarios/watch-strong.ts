@@ -27,7 +27,7 @@
  */
 import type { ApplyOutput, Command } from '@parley/coord';
 import { isParleyError, type PeerId } from '@parley/interface';
-import type { StrongChange } from '@parley/node/api';
+import type { StrongChange } from '@parley/node';
 import { between, chance } from '../kernel.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
 import { type Simulation, violation } from '../simulation.js';

@@ -5,15 +5,7 @@
  * (a wrapper built with a cast could leave one out: `doc` was). Then the CAS
  * retry loop of `strong(ns).doc()` from three nodes at once, recorded and checked.
  */
-import type {
-  Cluster,
-  EventualNamespace,
-  Lease,
-  Locks,
-  ParleyNode,
-  StrongDoc,
-  StrongNamespace,
-} from '@parley/node/api';
+import type { Cluster, EventualNamespace, Lease, Locks, ParleyNode, StrongDoc, StrongNamespace } from '@parley/node';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { type SimCluster, simulate } from '../testing.js';
 import type { Recorder } from './recorder.js';

@@ -5,7 +5,8 @@
  */
 import type { NamespaceReplica } from '@parley/crdt';
 import { InvalidArgumentError, type PeerId, type Random } from '@parley/interface';
-import { createNode, type NodeLogger, type ParleyNode, type ParleyNodeInternals } from '@parley/node';
+import { createNode, type NodeLogger, type ParleyNode } from '@parley/node';
+import { internals, type ParleyNodeInternals } from '@parley/node/testing';
 import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
 import type { LatencyModel } from '../network.js';
 import type { Simulation } from '../simulation.js';
@@ -78,23 +79,25 @@ export class SimCluster {
       sim.addHost(
         id,
         async (ctx) => {
-          const real = await createNode({
-            transport: ctx.transport,
-            storage: { kv: ctx.kv('node'), raftLog: ctx.raftLog('raft') },
-            clock: ctx.clock,
-            scheduler: ctx.scheduler,
-            random: ctx.random,
-            logger: silent,
-            raft: {
-              voters: voterIds,
-              tickMs: options.tickMs ?? 100,
-              electionTimeoutTicks: 10,
-              versionKey: 'parley-sim',
-              callTimeoutMs: 3_000,
-              attemptTimeoutMs: 1_000,
-            },
-            eventual: { antiEntropyMs: options.antiEntropyMs ?? 1_000, requestTimeoutMs: 1_000 },
-          });
+          const real = internals(
+            await createNode({
+              transport: ctx.transport,
+              storage: { kv: ctx.kv('node'), raftLog: ctx.raftLog('raft') },
+              clock: ctx.clock,
+              scheduler: ctx.scheduler,
+              random: ctx.random,
+              logger: silent,
+              raft: {
+                voters: voterIds,
+                tickMs: options.tickMs ?? 100,
+                electionTimeoutTicks: 10,
+                versionKey: 'parley-sim',
+                callTimeoutMs: 3_000,
+                attemptTimeoutMs: 1_000,
+              },
+              eventual: { antiEntropyMs: options.antiEntropyMs ?? 1_000, requestTimeoutMs: 1_000 },
+            }),
+          );
           const user = this.recorder.wrapNode(real, i, () => sim.host(id).app === real);
           this.wrapped[i] = { real, user };
           options.onBoot?.(user, i);

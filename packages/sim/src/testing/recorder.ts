@@ -18,8 +18,8 @@ import type {
   ParleyNode,
   StrongNamespace,
   StrongWriteOptions,
-} from '@parley/node/api';
-import { strongDoc } from '@parley/node/strong/namespace';
+} from '@parley/node';
+import { strongDoc } from '@parley/node/backend';
 import { HistoryRecorder, type HistoryValue } from '../check/history.js';
 
 export type ModelName = 'entry' | 'lease' | 'lock';

@@ -5,9 +5,9 @@
  * and in a third of them one answer changed — so both verdicts occur. The two
  * checkers share no code; every history must get the same verdict from both.
  */
-import { checkLinearizability } from '@parley/sim/check/linearizability';
-import type { Model } from '@parley/sim/check/model';
-import { parleyEntryModel, parleyLockModel } from '@parley/sim/check/parley-models';
+
+import type { Model } from '@parley/sim';
+import { checkLinearizability, parleyEntryModel, parleyLockModel } from '@parley/sim';
 import { describe, expect, it } from 'vitest';
 import { type Op, Recorder } from '../history.js';
 import { Random } from '../random.js';

@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { HistoryValue } from '@parley/sim/check/history';
+import type { HistoryValue } from '@parley/sim';
 import type { Op, Recorder } from '../history.js';
 import { entryCall, entryModel, grantCall, grantModel, toCheckOps } from './models.js';
 import { checkKey, type SeqModel, type Verdict } from './wgl.js';

@@ -6,12 +6,12 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { compiledPeerPath, forkPeer, PEER_START_TIMEOUT_MS, PeerHarness } from '../peer-harness.js';
-import type { EventualPeerConfig, EventualPeerTask } from './peer.js';
+import type { EventualPeerConfig, EventualPeerTask } from './eventual-peer.js';
+import { compiledPeerPath, forkPeer, PEER_START_TIMEOUT_MS, PeerHarness } from './peer-harness.js';
 
 /** The compiled peer program (tests run from src/, the program always from dist/). */
 export function eventualPeerPath(): string {
-  return compiledPeerPath(fileURLToPath(new URL('./peer.js', import.meta.url)), 'eventual');
+  return compiledPeerPath(fileURLToPath(new URL('./eventual-peer.js', import.meta.url)), 'testing');
 }
 
 export class EventualPeer extends PeerHarness<EventualPeerConfig, EventualPeerTask> {

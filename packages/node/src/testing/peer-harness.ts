@@ -1,6 +1,6 @@
 /**
- * The parent-side harness shared by ./eventual/peer-cluster.ts and
- * ./strong/peer-cluster.ts: forks a compiled peer program, waits for its
+ * The parent-side harness shared by ./eventual-peers.ts and
+ * ./strong-peers.ts: forks a compiled peer program, waits for its
  * 'ready' message, sends it tasks over IPC and matches the results, kills it
  * with SIGKILL or closes it cleanly. Used by the multi-process tests and the
  * benchmarks (not part of the package's API).

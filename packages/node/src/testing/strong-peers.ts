@@ -9,12 +9,12 @@ import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { type ErrorCode, ParleyError } from '@parley/interface';
 import type { ClusterStatus } from '../api.js';
-import { compiledPeerPath, forkPeer, PEER_START_TIMEOUT_MS, PeerHarness } from '../peer-harness.js';
-import type { PeerProcessConfig, PeerTask } from './peer-process.js';
+import { compiledPeerPath, forkPeer, PEER_START_TIMEOUT_MS, PeerHarness } from './peer-harness.js';
+import type { PeerProcessConfig, PeerTask } from './strong-peer.js';
 
 /** The compiled peer program (tests run from src/, the program always from dist/). */
 export function peerProgramPath(): string {
-  return compiledPeerPath(fileURLToPath(new URL('./peer-process.js', import.meta.url)), 'strong');
+  return compiledPeerPath(fileURLToPath(new URL('./strong-peer.js', import.meta.url)), 'testing');
 }
 
 export class PeerProcess extends PeerHarness<PeerProcessConfig, PeerTask> {

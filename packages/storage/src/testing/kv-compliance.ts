@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { kvStorageCompliance } from '@parley/storage/compliance/kv';
+ * import { kvStorageCompliance } from '@parley/storage/testing';
  * kvStorageCompliance({
  *   name: 'memory',
  *   harness: () => {

@@ -7,9 +7,9 @@ import type { Cancel, Clock, Scheduler } from '@parley/interface';
 import { SeededRandom } from '@parley/interface';
 import { createMemoryNetwork, type MemoryNetwork, silentLogger } from '@parley/net';
 import { MemoryKVDisk, MemoryRaftLogDisk, openMemoryKV, openMemoryRaftLog } from '@parley/storage';
-import type { NodeLogger } from './context.js';
-import type { EventualOptions } from './eventual/options.js';
-import { createNode, type ParleyNodeInternals } from './node.js';
+import type { NodeLogger } from '../context.js';
+import type { EventualOptions } from '../eventual/options.js';
+import { createNode, internals, type ParleyNodeInternals } from '../node.js';
 
 export const silentNodeLogger: NodeLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -97,15 +97,17 @@ export function memoryCluster(seed = 1): MemoryCluster {
       }
       const kv = await openMemoryKV({ disk: disk.kv });
       const raftLog = await openMemoryRaftLog({ disk: disk.raft });
-      const node = await createNode({
-        transport: network.createTransport({ peerId: id, logger: silentLogger }),
-        storage: { kv, raftLog },
-        clock: time,
-        scheduler: time,
-        random: new SeededRandom(n++),
-        logger: silentNodeLogger,
-        eventual: { antiEntropyMs: 1_000, ...eventual },
-      });
+      const node = internals(
+        await createNode({
+          transport: network.createTransport({ peerId: id, logger: silentLogger }),
+          storage: { kv, raftLog },
+          clock: time,
+          scheduler: time,
+          random: new SeededRandom(n++),
+          logger: silentNodeLogger,
+          eventual: { antiEntropyMs: 1_000, ...eventual },
+        }),
+      );
       running.set(id, {
         node,
         crash: () => {

@@ -10,7 +10,7 @@
 import { InvalidArgumentError, isParleyError } from '@parley/interface';
 import type { Lease } from '../api.js';
 import { createNode } from '../node.js';
-import type { StrongOptions } from './options.js';
+import type { StrongOptions } from '../strong/options.js';
 
 export interface PeerProcessConfig {
   dataDir: string;

@@ -1,9 +1,9 @@
 import { type ConfState, type PeerId, type RaftEntry, type RaftSnapshot, SeededRandom } from '@parley/interface';
-import { decodeConfChange } from './confchange.js';
-import type { RaftConfig } from './raft.js';
-import { RawNode } from './rawnode.js';
-import { MemoryRaftStorage } from './storage.js';
-import type { Message, Ready } from './types.js';
+import { decodeConfChange } from '../confchange.js';
+import type { RaftConfig } from '../raft.js';
+import { RawNode } from '../rawnode.js';
+import { MemoryRaftStorage } from '../storage.js';
+import type { Message, Ready } from '../types.js';
 
 /**
  * An in-process Raft cluster for tests, benchmarks and simulations: each

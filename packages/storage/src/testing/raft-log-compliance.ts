@@ -5,7 +5,7 @@
  *
  * @example
  * ```ts
- * import { raftLogStorageCompliance } from '@parley/storage/compliance/raft-log';
+ * import { raftLogStorageCompliance } from '@parley/storage/testing';
  * raftLogStorageCompliance({
  *   name: 'memory',
  *   harness: () => {

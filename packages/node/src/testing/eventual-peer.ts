@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { encodeState } from '@parley/crdt';
-import { createNode } from '../node.js';
+import { createNode, internals } from '../node.js';
 
 export interface EventualPeerConfig {
   dataDir: string;
@@ -47,14 +47,16 @@ function send(msg: unknown): void {
 
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as EventualPeerConfig;
-  const node = await createNode({
-    dataDir: config.dataDir,
-    listen: config.listen,
-    bootstrap: config.bootstrap,
-    ...(config.psk ? { psk: config.psk } : {}),
-    eventual: { antiEntropyMs: config.antiEntropyMs ?? 1_000 },
-    logger: { debug() {}, info() {}, warn() {}, error() {} },
-  });
+  const node = internals(
+    await createNode({
+      dataDir: config.dataDir,
+      listen: config.listen,
+      bootstrap: config.bootstrap,
+      ...(config.psk ? { psk: config.psk } : {}),
+      eventual: { antiEntropyMs: config.antiEntropyMs ?? 1_000 },
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+    }),
+  );
   const traffic = { aeBytes: 0, aeRounds: 0, repaired: 0, gossipIn: 0 };
   node.events.on('antientropy:round', (r) => {
     traffic.aeBytes += r.bytes;

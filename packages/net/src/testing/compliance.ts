@@ -3,7 +3,7 @@
  * in-memory network, the simulator's transport) runs these same tests:
  *
  * ```ts
- * import { transportCompliance } from '@parley/net/compliance';
+ * import { transportCompliance } from '@parley/net/testing';
  * transportCompliance('memory', { create: async (n, limits) => ... });
  * ```
  *
