@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { NodeClient } from '@parley/mcp/http';
+import { NodeClient } from '@parley/mcp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, PARLEY_BIN, parley, type Started, startParley } from './http-harness.js';
 
