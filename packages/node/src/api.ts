@@ -336,6 +336,11 @@ export interface ParleyNode {
   readonly cluster: Cluster;
   /** Observability hooks of both modules (the HTTP server exports them as Prometheus series). */
   readonly events: TypedEvents<NodeEvents>;
+  /**
+   * This node's status: peers, namespaces with their keys and bytes, faults. Async (it reads
+   * the stores' usage): `await node.status()`. Times are epoch milliseconds here; the HTTP API
+   * (`/api/v1/status`) answers them as ISO strings.
+   */
   status(): Promise<NodeStatus>;
   /** Cheap health (O(1), no I/O): the faults of this node's own disk. Readiness reads it. */
   health(): NodeHealth;

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { sendOk } from '../envelope.js';
 import { HttpError } from '../errors.js';
 import { commonErrors, okEnvelope } from '../schemas.js';
+import { isoMicros } from '../time.js';
 import type { RouteDeps } from './types.js';
 
 const tags = ['operations'];
@@ -82,7 +83,12 @@ export function registerOpsRoutes(app: FastifyInstance, { node, metrics }: Route
       } catch {
         cluster = null;
       }
-      return sendOk(reply, 200, { node: status, cluster });
+      // Times on the wire are ISO strings, as in every other answer of this API.
+      const namespaces = status.namespaces.map((n) => ({
+        ...n,
+        lastAntiEntropyAt: n.lastAntiEntropyAt === null ? null : isoMicros(n.lastAntiEntropyAt),
+      }));
+      return sendOk(reply, 200, { node: { ...status, namespaces }, cluster });
     },
   );
 }
