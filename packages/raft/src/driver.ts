@@ -12,6 +12,7 @@ import {
 } from '@parley/interface';
 import { decodeMessage, encodeMessage } from './codec.js';
 import { decodeConfChange } from './confchange.js';
+import type { RaftProbe } from './probe.js';
 import type { ProposalResult, RaftConfig } from './raft.js';
 import { RawNode } from './rawnode.js';
 import type { ConfChange, Message, ReadState, SoftState, Status } from './types.js';
@@ -74,6 +75,11 @@ export interface RaftDriverOptions {
  */
 export class RaftDriver {
   readonly node: RawNode;
+
+  /** A read-only view of this member's Raft state. */
+  get probe(): RaftProbe {
+    return this.node.probe;
+  }
   private readonly opts: RaftDriverOptions;
   private readonly tickMs: number;
   private readonly maxInbox: number;

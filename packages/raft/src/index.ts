@@ -26,6 +26,7 @@ export { decodeMessage, encodeMessage, RAFT_CODEC_VERSION } from './codec.js';
 export { decodeConfChange, encodeConfChange } from './confchange.js';
 export { RAFT_PROTOCOL, RaftDriver, type RaftDriverOptions, type RaftStateMachine } from './driver.js';
 export { ENTRY_OVERHEAD_BYTES, entryBytes } from './log.js';
+export { type ProgressView, RaftProbe } from './probe.js';
 export type { ProposalResult, RaftConfig } from './raft.js';
 export { RawNode } from './rawnode.js';
 export { RaftSafetyChecker, type SafetyMember, type Violation } from './safety.js';

@@ -7,6 +7,7 @@ import {
   UnavailableError,
 } from '@parley/interface';
 import { encodeConfChange } from './confchange.js';
+import { RaftProbe } from './probe.js';
 import { type ProposalResult, Raft, type RaftConfig } from './raft.js';
 import { type ConfChange, type Message, NONE, type Ready, type SoftState, type Status } from './types.js';
 
@@ -20,12 +21,15 @@ const AFTER_PERSIST = new Set<Message['type']>(['appResp', 'voteResp', 'preVoteR
  */
 export class RawNode {
   readonly raft: Raft;
+  /** A read-only view of the member's state (the simulator's directors and checks read it). */
+  readonly probe: RaftProbe;
   private prevSoft: SoftState;
   private prevHard: HardState;
   private pending: Ready | undefined;
 
   constructor(config: RaftConfig) {
     this.raft = new Raft(config);
+    this.probe = new RaftProbe(this.raft);
     this.prevSoft = { lead: this.raft.lead, state: this.raft.state };
     this.prevHard = this.raft.log.storage.initialState().hardState;
   }

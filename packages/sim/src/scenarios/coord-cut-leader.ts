@@ -40,7 +40,7 @@ export function cutLeaderAfterQuorumCheck(
     // Just before its next check-quorum round: the answers it got since the last one
     // carry it through that round, so it leads on, cut off, for another election timeout.
     const l = highestTermLeader(voters, app);
-    const r = l?.driver.node.raft;
+    const r = l?.driver.probe;
     if (!l || !r || r.electionElapsed !== r.electionTimeout - 1) return;
     sim.network.partition([l.ctx.id]);
     cutUntil = now + 2_500 + rng.int(1_500);

@@ -45,13 +45,13 @@ export function installDirectors(sim: Simulation, config: CoordScenarioConfig, d
         app,
         proposeOld: (l) =>
           l.propose({ op: { type: 'set', namespace: 'figure8', key: 'k', value: 'old-term entry' } }) !== undefined,
-        settled: (l) => l.driver.node.raft.committedEntryInCurrentTerm(),
+        settled: (l) => l.driver.probe.committedEntryInCurrentTerm(),
         // Under client load: at an instant when every voter holds the leader's whole log, so
         // that L2's no-op lands at the index of the step-1 entry.
         ready: (l) => {
-          const r = l.driver.node.raft;
-          const last = r.log.lastIndex();
-          return r.log.committed === last && voters.every((v) => v === l.ctx.id || r.progress.get(v)?.match === last);
+          const r = l.driver.probe;
+          const last = r.lastIndex();
+          return r.committed === last && voters.every((v) => v === l.ctx.id || r.progress.get(v)?.match === last);
         },
       })
     : undefined;

@@ -226,7 +226,7 @@ export function leaseDriftDirector(deps: LeaseDriftDeps): LeaseDriftStats {
         sim.trace(`lease-drift: ${l.ctx.id} asked to transfer leadership to ${slow}`);
         return;
       }
-      const r = l.driver.node.raft;
+      const r = l.driver.probe;
       if (r.electionElapsed !== r.electionTimeout - 1 || !r.committedEntryInCurrentTerm()) return;
       // Cut once a quorum acknowledged an entry appended in the current tick: the lease then
       // runs its full length from this tick while the followers last heard from S just now.
@@ -274,7 +274,7 @@ export function leaseDriftDirector(deps: LeaseDriftDeps): LeaseDriftStats {
       // enough others to make a quorum without the old leader no longer refuse votes (their
       // stickiness, E of their faster ticks since they last heard from it, has run out).
       const free = voters.filter((v) => {
-        const r = v === slow ? undefined : app(v)?.driver.node.raft;
+        const r = v === slow ? undefined : app(v)?.driver.probe;
         return r !== undefined && r.state === 'follower' && !r.leaderSticky();
       });
       if (free.length >= Math.floor(voters.length / 2) + 1) {
@@ -285,7 +285,7 @@ export function leaseDriftDirector(deps: LeaseDriftDeps): LeaseDriftStats {
       }
     }
     if (successor !== undefined && leads && !windowSeen) {
-      const s = app(successor.id)?.driver.node.raft;
+      const s = app(successor.id)?.driver.probe;
       if (s?.state === 'leader' && s.term === successor.term && s.committedEntryInCurrentTerm()) {
         windowSeen = true;
         stats.deposedWindows++;

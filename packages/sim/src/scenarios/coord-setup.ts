@@ -450,11 +450,11 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
   sim.invariant('coord/guards', () => {
     let top = 0;
     for (const id of voters) {
-      const r = app(id)?.driver.node.raft;
+      const r = app(id)?.driver.probe;
       if (r?.state === 'leader') top = Math.max(top, r.term);
     }
     for (const id of voters) {
-      const r = app(id)?.driver.node.raft;
+      const r = app(id)?.driver.probe;
       if (r?.state === 'leader' && r.term < top && overlaps.size < 10_000) overlaps.add(`${id}@${r.term}`);
     }
   });

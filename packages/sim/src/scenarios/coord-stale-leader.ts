@@ -100,7 +100,7 @@ export function staleLeaderDirector(deps: StaleLeaderDeps): StaleLeaderStats {
       case 'wait': {
         if (now < nextAt) return;
         const l = highestTermLeader(voters, app);
-        const r = l?.driver.node.raft;
+        const r = l?.driver.probe;
         if (!l || !r || sim.host(l.ctx.id).state !== 'up') return;
         if (r.electionElapsed !== r.electionTimeout - 1 || !r.committedEntryInCurrentTerm()) return;
         old = l.ctx.id;
@@ -138,7 +138,7 @@ export function staleLeaderDirector(deps: StaleLeaderDeps): StaleLeaderStats {
           clockBehindMs = now - since;
           sim.host(o).jumpClock(-clockBehindMs);
         }
-        const r = app(o)?.driver.node.raft;
+        const r = app(o)?.driver.probe;
         if (committed && r?.state === 'leader' && r.term === oldTerm) {
           stats.staleWindows++;
           for (const c of clients) {

@@ -55,8 +55,8 @@ export interface Figure8Director {
 }
 
 const committedToLast = (l: RaftMember): boolean => {
-  const r = l.driver.node.raft;
-  return r.log.committed === r.log.lastIndex();
+  const r = l.driver.probe;
+  return r.committed === r.lastIndex();
 };
 
 /** Installs the director as an invariant hook that never fails. */
@@ -77,13 +77,13 @@ export function figure8Director<H extends RaftMember>(deps: Figure8Deps<H>): Fig
   let t2 = 0;
   const state = { reached: 0 };
   const net = sim.network;
-  const raftOf = (id: PeerId | undefined) => (id === undefined ? undefined : app(id)?.driver.node.raft);
+  const raftOf = (id: PeerId | undefined) => (id === undefined ? undefined : app(id)?.driver.probe);
 
   sim.invariant('figure8/director', () => {
     switch (step) {
       case 'elect': {
         const l = highestTermLeader(ids, app);
-        const r = l?.driver.node.raft;
+        const r = l?.driver.probe;
         if (!l || !r || !settled(l)) {
           stableSince = -1;
           return;
@@ -95,7 +95,7 @@ export function figure8Director<H extends RaftMember>(deps: Figure8Deps<H>): Fig
         partner = followers[rng.int(followers.length)] as PeerId;
         net.partition([l1, partner]);
         if (!proposeOld(l)) return;
-        k = r.log.lastIndex();
+        k = r.lastIndex();
         t1 = r.term;
         step = 'replicate-old';
         sim.trace(`figure8 L1=${l1} P=${partner} k=${k} t1=${t1}`);
@@ -103,7 +103,7 @@ export function figure8Director<H extends RaftMember>(deps: Figure8Deps<H>): Fig
       }
       case 'replicate-old': {
         const p = raftOf(partner);
-        if (!p || p.log.lastIndex() < k || p.log.maybeTerm(k) !== t1) return;
+        if (!p || p.lastIndex() < k || p.termAt(k) !== t1) return;
         net.heal();
         net.partition([l1 as PeerId], [partner as PeerId]);
         step = 'second-leader';
@@ -119,7 +119,7 @@ export function figure8Director<H extends RaftMember>(deps: Figure8Deps<H>): Fig
           net.heal();
           net.isolate(l2);
           step = 'third-leader';
-          sim.trace(`figure8 L2=${l2} t2=${t2} holds term ${r.log.maybeTerm(k)} at ${k}`);
+          sim.trace(`figure8 L2=${l2} t2=${t2} holds term ${r.termAt(k)} at ${k}`);
           return;
         }
         return;
@@ -127,7 +127,7 @@ export function figure8Director<H extends RaftMember>(deps: Figure8Deps<H>): Fig
       case 'third-leader': {
         for (const id of [l1, partner]) {
           const r = raftOf(id);
-          if (r?.state !== 'leader' || r.term <= t2 || r.log.committed < k) continue;
+          if (r?.state !== 'leader' || r.term <= t2 || r.committed < k) continue;
           l3 = id;
           // The other holder of (k, t1) also has the new leader's entry by now: it goes too.
           const other = (id === l1 ? partner : l1) as PeerId;
@@ -135,7 +135,7 @@ export function figure8Director<H extends RaftMember>(deps: Figure8Deps<H>): Fig
           net.partition([l3 as PeerId], [other]);
           step = 'overwrite';
           state.reached++;
-          sim.trace(`figure8 L3=${l3} t3=${r.term} committed ${r.log.committed} (term ${r.log.maybeTerm(k)} at ${k})`);
+          sim.trace(`figure8 L3=${l3} t3=${r.term} committed ${r.committed} (term ${r.termAt(k)} at ${k})`);
           return;
         }
         return;

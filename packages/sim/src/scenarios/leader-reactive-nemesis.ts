@@ -19,6 +19,7 @@
  * `raft-5-figure8-random` runs it (docs/simulation.md).
  */
 import type { PeerId } from '@parley/interface';
+import type { RaftProbe } from '@parley/raft';
 import { between } from '../kernel.js';
 import type { Simulation } from '../simulation.js';
 import type { RaftMember } from './raft-group.js';
@@ -70,7 +71,7 @@ export class LeaderReactiveNemesis {
   }
 
   /** The highest index a quorum of voters holds, by the leader's progress. */
-  private quorumMatch(r: RaftMember['driver']['node']['raft']): number {
+  private quorumMatch(r: RaftProbe): number {
     const matches: number[] = [];
     for (const v of r.voters) matches.push(r.progress.get(v)?.match ?? 0);
     matches.sort((a, b) => b - a);
@@ -80,7 +81,7 @@ export class LeaderReactiveNemesis {
   private observe(): void {
     if (this.stopped) return;
     for (const id of this.ids) {
-      const r = this.app(id)?.driver.node.raft;
+      const r = this.app(id)?.driver.probe;
       if (r?.state !== 'leader' || this.sim.host(id).state !== 'up') continue;
       const key = `${id}@${r.term}`;
       const seen = this.quorumSeen.get(key);
@@ -90,7 +91,7 @@ export class LeaderReactiveNemesis {
           const oldest = this.quorumSeen.keys().next().value as string;
           this.quorumSeen.delete(oldest);
         }
-        this.quorumSeen.set(key, { held, commit: r.log.committed });
+        this.quorumSeen.set(key, { held, commit: r.committed });
         if (this.chance(this.options.cutNewLeader)) {
           this.stats.newLeaderCuts++;
           this.cut([id]);
@@ -102,11 +103,11 @@ export class LeaderReactiveNemesis {
       // followers' matches moves the quorum index through entries committed long ago.
       if (held <= seen.held || held <= seen.commit) {
         seen.held = Math.max(seen.held, held);
-        seen.commit = r.log.committed;
+        seen.commit = r.committed;
         continue;
       }
       seen.held = held;
-      seen.commit = r.log.committed;
+      seen.commit = r.committed;
       if (this.chance(this.options.cutOnQuorum)) {
         const side = [id];
         if (this.sim.random.int(2) === 0) {

@@ -35,7 +35,7 @@ export function raftGroupConverged(
   app: (id: PeerId) => RaftMember | undefined,
 ): boolean {
   const st = leader.driver.status();
-  if (leader.driver.node.raft.log.maybeTerm(st.commit) !== st.term) return false;
+  if (leader.driver.probe.termAt(st.commit) !== st.term) return false;
   for (const id of members) {
     const a = app(id);
     if (!a) return false;
@@ -62,8 +62,8 @@ export function raftClusterView(ids: readonly PeerId[], app: (id: PeerId) => Raf
           down: true,
         };
       }
-      const raft = a.driver.node.raft;
-      const log = raft.log;
+      const raft = a.driver.probe;
+      const log = raft;
       return {
         id,
         term: raft.term,
@@ -72,7 +72,7 @@ export function raftClusterView(ids: readonly PeerId[], app: (id: PeerId) => Raf
         lastApplied: a.driver.appliedIndex,
         firstIndex: log.firstIndex(),
         lastIndex: log.lastIndex(),
-        termAt: (i) => log.maybeTerm(i) ?? -1,
+        termAt: (i) => log.termAt(i) ?? -1,
         down: false,
       };
     }),

@@ -22,15 +22,15 @@ export class RaftGuardWatch {
   /** Call after every event. */
   observe(ids: readonly PeerId[], app: (id: PeerId) => RaftMember | undefined): void {
     for (const id of ids) {
-      const r = app(id)?.driver.node.raft;
+      const r = app(id)?.driver.probe;
       if (r?.state !== 'leader') continue;
       const matches: number[] = [];
       for (const v of r.voters) matches.push(r.progress.get(v)?.match ?? 0);
       if (matches.length === 0) continue;
       matches.sort((a, b) => b - a);
       const mci = matches[Math.floor(r.voters.size / 2)] as number;
-      if (mci <= r.log.committed) continue;
-      const t = r.log.maybeTerm(mci);
+      if (mci <= r.committed) continue;
+      const t = r.termAt(mci);
       if (t === undefined || t === r.term) continue;
       const key = `${id}@${r.term}:${mci}`;
       if (this.seen.has(key) || this.seen.size >= MAX_SEEN) continue;

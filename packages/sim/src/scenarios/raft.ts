@@ -240,7 +240,7 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
     livenessDetail() {
       const l = leader();
       if (!l) return 'no leader';
-      const raft = l.driver.node.raft;
+      const raft = l.driver.probe;
       const out: string[] = [];
       for (const id of raft.voters) {
         if (id === l.ctx.id) continue;
@@ -249,9 +249,9 @@ function setupRaft(sim: Simulation, config: RaftScenarioConfig): ScenarioRun {
         const disk = f?.probe?.durableLast;
         if (disk !== undefined && match > disk) {
           out.push(`leader ${l.ctx.id} believes follower ${id} has ${match}, follower's disk has ${disk}`);
-        } else if (f && f.driver.appliedIndex < raft.log.committed) {
+        } else if (f && f.driver.appliedIndex < raft.committed) {
           out.push(
-            `follower ${id} applied ${f.driver.appliedIndex} of ${raft.log.committed} (leader ${l.ctx.id} believes it has ${match})`,
+            `follower ${id} applied ${f.driver.appliedIndex} of ${raft.committed} (leader ${l.ctx.id} believes it has ${match})`,
           );
         }
       }
