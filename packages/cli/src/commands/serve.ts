@@ -165,25 +165,18 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
     );
   } else {
     process.stdout.write(
-      [
-        `Parley serving its HTTP API on ${url}`,
-        `  data dir  ${dataDir}`,
-        `  peer id   ${node.peerId}`,
-        `  p2p       ${node.addresses.join(' ') || '-'}`,
-        `  yjs       ${url.replace(/^http/, 'ws')}/yjs  (y-websocket rooms "{namespace}/{key}", docs/yjs.md)`,
-        `  strong    ${etcd === undefined ? 'built-in Raft group' : `etcd ${etcd.endpoints.join(',')} (prefix ${etcd.prefix ?? '/parley'})`}`,
-        token === undefined
-          ? '  auth      none (loopback only). To require a token: PARLEY_API_TOKEN=<secret> npm start; clients send "Authorization: Bearer <secret>"'
-          : '  auth      bearer token from PARLEY_API_TOKEN',
-        `  port      ${new URL(url).port} (another: npm start -- -p 4100, or parley serve -p 4100; 0 picks a free one)`,
-        `  clients   ${url === 'http://127.0.0.1:4000' ? 'the CLI default' : `npx parley -e ${url} …, or export PARLEY_ENDPOINT=${url}`}`,
-        tls === undefined
-          ? '  tls       off (HTTPS: --tls-cert FILE --tls-key FILE)'
-          : `  tls       certificate ${opts.tlsCert} (clients of a private CA: --cacert FILE or PARLEY_CACERT)`,
-        `  try       curl ${tls === undefined ? '' : '--cacert <ca.pem> '}${url}/readyz   ·   npx parley${url === 'http://127.0.0.1:4000' ? '' : ` -e ${url}`} status   ·   ${url}/openapi.json`,
-        'Ctrl-C stops it.',
-        '',
-      ].join('\n'),
+      banner({
+        url,
+        dataDir,
+        peerId: node.peerId,
+        addresses: node.addresses,
+        strong:
+          etcd === undefined
+            ? 'built-in Raft group'
+            : `etcd ${etcd.endpoints.join(',')} (prefix ${etcd.prefix ?? '/parley'})`,
+        auth: token !== undefined,
+        tlsCert: tls === undefined ? undefined : opts.tlsCert,
+      }),
     );
   }
 
@@ -208,4 +201,40 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
   });
+}
+
+/** What the banner of `parley serve` shows. */
+export interface BannerInfo {
+  url: string;
+  dataDir: string;
+  peerId: string;
+  addresses: string[];
+  strong: string;
+  auth: boolean;
+  tlsCert?: string | undefined;
+}
+
+const DEFAULT_URL = `http://${DEFAULT_HOST}:${DEFAULT_PORT}`;
+
+/** The lines `parley serve` prints for a person: where it serves, on which port, how to pick another and how to reach it. */
+export function banner(b: BannerInfo): string {
+  return [
+    `Parley serving its HTTP API on ${b.url}`,
+    `  data dir  ${b.dataDir}`,
+    `  peer id   ${b.peerId}`,
+    `  p2p       ${b.addresses.join(' ') || '-'}`,
+    `  yjs       ${b.url.replace(/^http/, 'ws')}/yjs  (y-websocket rooms "{namespace}/{key}", docs/yjs.md)`,
+    `  strong    ${b.strong}`,
+    !b.auth
+      ? '  auth      none (loopback only). To require a token: PARLEY_API_TOKEN=<secret> npm start; clients send "Authorization: Bearer <secret>"'
+      : '  auth      bearer token from PARLEY_API_TOKEN',
+    `  port      ${/:(\d+)$/.exec(b.url)?.[1] ?? '?'} (another: npm start -- -p 4100, or parley serve -p 4100; 0 picks a free one)`,
+    `  clients   ${b.url === DEFAULT_URL ? 'the CLI default' : `npx parley -e ${b.url} …, or export PARLEY_ENDPOINT=${b.url}`}`,
+    b.tlsCert === undefined
+      ? '  tls       off (HTTPS: --tls-cert FILE --tls-key FILE)'
+      : `  tls       certificate ${b.tlsCert} (clients of a private CA: --cacert FILE or PARLEY_CACERT)`,
+    `  try       curl ${b.tlsCert === undefined ? '' : '--cacert <ca.pem> '}${b.url}/readyz   ·   npx parley${b.url === DEFAULT_URL ? '' : ` -e ${b.url}`} status   ·   ${b.url}/openapi.json`,
+    'Ctrl-C stops it.',
+    '',
+  ].join('\n');
 }
