@@ -47,6 +47,10 @@ describe('validation messages', () => {
       "unknown body field 'ttl' (known: value, ttl_seconds, if_not_exists, if_version_matches, fence)",
     );
     expect(await msgOf('POST', '/api/v1/locks/he/l', {})).toBe("missing required body field 'owner'");
+    // A field of several forms is described by its forms, not by the first one's complaint.
+    expect(await msgOf('POST', state('k'), { value: 1, fence: { namespace: 'he' } })).toBe(
+      'fence must be an integer or an object {namespace, key, fence}',
+    );
     expect(await msgOf('GET', '/api/v1/distributed-state/he?limit=ten')).toBe(
       'limit must be a whole number (digits only, at most 4)',
     );

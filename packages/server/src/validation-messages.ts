@@ -87,8 +87,30 @@ export function describeError(error: AjvError, dataVar: string): string {
   }
 }
 
-/** Fastify's schemaErrorFormatter: the first failure (validation stops at one) as an Error. */
+/** The forms of a `oneOf` (`an integer or an object {namespace, key, fence}`), from its branches. */
+function formsOf(branches: unknown): string | undefined {
+  if (!Array.isArray(branches)) return undefined;
+  const forms = branches.map((b: { type?: string; required?: string[] }) =>
+    b.type === 'object' && Array.isArray(b.required)
+      ? `an object {${b.required.join(', ')}}`
+      : b.type === 'integer'
+        ? 'an integer'
+        : `a ${b.type ?? 'value'}`,
+  );
+  return forms.join(' or ');
+}
+
+/**
+ * Fastify's schemaErrorFormatter: the first failure (validation stops at one) as an Error. A
+ * value that fits none of a field's forms (`oneOf`) is described by its forms, not by the first
+ * form's own complaint (an object fence is not "must be an integer").
+ */
 export function validationError(errors: FastifySchemaValidationError[], dataVar: string): Error {
+  const alternatives = (errors as AjvError[]).find((e) => e.keyword === 'oneOf' || e.keyword === 'anyOf');
+  if (alternatives !== undefined) {
+    const forms = formsOf((alternatives as { schema?: unknown }).schema);
+    if (forms !== undefined) return new Error(`${fieldOf(alternatives, dataVar)} must be ${forms}`);
+  }
   const first = errors[0];
   return new Error(first === undefined ? 'invalid request' : describeError(first as AjvError, dataVar));
 }
