@@ -13,12 +13,23 @@ export const strict = <S extends z.ZodRawShape>(shape: S) => z.object(shape).str
 
 const VALIDATION = /^(?:MCP error -?\d+: )?Input validation error: Invalid arguments for tool ([\w-]+): ([\s\S]*)$/;
 
+/** zod's wording of a bound or a type, as the HTTP door words it. */
+function plain(text: string): string {
+  const bound = /^Too (big|small): expected \w+ to (?:be|have) [<>]=?(\S+)( characters| items)?.*$/.exec(text);
+  if (bound) return `must be at ${bound[1] === 'big' ? 'most' : 'least'} ${bound[2]}${bound[3] ?? ''}`;
+  const type = /^Invalid input: expected (\w+), received (\w+)$/.exec(text);
+  if (type) return `must be ${type[1] === 'int' ? 'an integer' : `a ${type[1]}`} (got ${type[2]})`;
+  const option = /^Invalid option: expected one of (.*)$/.exec(text);
+  if (option) return `must be one of ${option[1]!.split('|').join(', ')}`;
+  return text;
+}
+
 /** One zod issue line (`Unrecognized key: "x"`, `Too big: … at ttl_seconds`) in the words of the HTTP door. */
 function issueText(line: string): string {
   const unknown = /^Unrecognized keys?: (.*)$/.exec(line);
   if (unknown) return `unknown argument ${unknown[1]}`;
   const at = /^(.*) at (\S+)$/.exec(line);
-  return at ? `${at[2]}: ${at[1]}` : line;
+  return at ? `${at[2]} ${plain(at[1]!)}` : plain(line);
 }
 
 /**
