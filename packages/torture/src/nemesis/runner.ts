@@ -44,6 +44,11 @@ async function storesWork(n: ParleyNode, others: readonly ParleyNode[], withinMs
   return false;
 }
 
+/** Whether a step whose gap starts at `nowMs` begins before `untilMs`. */
+export function startsInTime(nowMs: number, gapMs: number, untilMs: number): boolean {
+  return nowMs + gapMs < untilMs;
+}
+
 export class NemesisRunner {
   constructor(
     private readonly cluster: Cluster,
@@ -52,12 +57,20 @@ export class NemesisRunner {
     private readonly log: (line: string) => void,
   ) {}
 
-  /** Runs every step in order, each `gapMs` after the previous one's heal completed. */
-  async run(schedule: Schedule): Promise<void> {
-    for (const s of schedule.steps) {
+  /**
+   * Runs the steps in order, each `gapMs` after the previous one's heal
+   * completed, and starts none whose gap would end past `untilMs` (run time):
+   * restarts on a loaded machine stretch a schedule drawn for the nominal
+   * length, and the run keeps to that length. Returns how many steps were
+   * left unplayed.
+   */
+  async run(schedule: Schedule, untilMs = Number.POSITIVE_INFINITY): Promise<number> {
+    for (const [i, s] of schedule.steps.entries()) {
+      if (!startsInTime(this.rec.now(), s.gapMs, untilMs)) return schedule.steps.length - i;
       await sleep(s.gapMs);
       await this.apply(s);
     }
+    return 0;
   }
 
   private async resolve(target: string): Promise<Target[]> {
