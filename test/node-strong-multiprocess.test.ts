@@ -14,10 +14,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { HistoryRecorder, type HistoryValue, toKnossosEdn } from '@parley/check';
 import { isParleyError, KeyNotFoundError } from '@parley/interface';
 import { loadOrCreatePrivateKey, loadOrCreatePsk, peerIdOf } from '@parley/net';
 import { PeerProcess } from '@parley/node/testing';
-import { HistoryRecorder, type HistoryValue, toKnossosEdn } from '@parley/sim';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -277,7 +277,7 @@ describe('strong namespaces across processes', () => {
       writeFileSync(file, toKnossosEdn(r.events()));
       const out = spawnSync(
         process.execPath,
-        [join(root, 'packages/sim/bin/parley-check.js'), '--model', `parley-${model}`, file],
+        [join(root, 'packages/check/bin/parley-check.js'), '--model', `parley-${model}`, file],
         {
           encoding: 'utf8',
           timeout: 60_000,

@@ -10,10 +10,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { checkLinearizability, getModel, type HistoryEvent, runCheckCli, toPorcupineLog } from '@parley/check';
 import { testSeed, withSeed } from '@parley/interface';
 import { createMemoryNetwork, silentLogger } from '@parley/net';
 import { createNode } from '@parley/node';
-import { checkLinearizability, getModel, type HistoryEvent, runCheckCli, toPorcupineLog } from '@parley/sim';
 import { MemoryKVStorage, MemoryRaftLogStorage } from '@parley/storage';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type EtcdStrongNodeOptions, etcdStrongNode, quietLogger, type StrongNode } from './backends.js';

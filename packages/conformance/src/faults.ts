@@ -7,10 +7,11 @@
  * `parley-entry` model for entries and claims, `parley-lock` for locks and
  * fenced writes, `parley-lease` for leases.
  */
+
+import { HistoryRecorder, type HistoryValue } from '@parley/check';
 import type { EtcdCluster } from '@parley/etcd';
 import { isParleyError, SeededRandom } from '@parley/interface';
 import type { Lease } from '@parley/node';
-import { HistoryRecorder, type HistoryValue } from '@parley/sim';
 import type { StrongNode } from './backends.js';
 
 export type FaultModel = 'entry' | 'lock' | 'lease';

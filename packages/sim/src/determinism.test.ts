@@ -1,6 +1,5 @@
+import { HistoryRecorder, toKnossosEdn } from '@parley/check';
 import { describe, expect, it } from 'vitest';
-import { toKnossosEdn } from './check/history.js';
-import { HistoryRecorder } from './check/index.js';
 import { runScenario } from './scenario.js';
 import { CRDT_SCENARIOS } from './scenarios/crdt.js';
 import { Simulation } from './simulation.js';

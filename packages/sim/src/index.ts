@@ -27,11 +27,8 @@
  * await sim.runFor(1_000);                       // virtual time: returns at once
  * ```
  */
-export * from './check/index.js';
-export { type CheckCliIo, EXIT_LINEARIZABLE, EXIT_NOT_LINEARIZABLE, EXIT_UNKNOWN, runCheckCli } from './cli/check.js';
 export { type ClockSpec, HostClock, type PeriodicDrift } from './clock.js';
 export { between, chance } from './kernel.js';
-export { CheckerSelfTestError, KNOWN_BAD, type KnownBadCase, runKnownBad } from './known-bad.js';
 export { Nemesis, type NemesisOptions, type NemesisStats, PARTITION_KINDS, type PartitionKind } from './nemesis.js';
 export {
   CALM_NETWORK,

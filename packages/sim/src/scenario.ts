@@ -7,7 +7,7 @@
  * `liveness` (no convergence within the bound) or `crash` (simulated code
  * threw).
  */
-import { InvariantViolationError } from './check/invariants.js';
+import { InvariantViolationError } from '@parley/check';
 import { type FailureKind, Simulation, SimulationFailure } from './simulation.js';
 
 export interface Scenario {

@@ -2,6 +2,8 @@
  * `Simulation`: hosts, a network and disks on one virtual clock, driven by
  * one seed. See README.md for the model and an example.
  */
+
+import { InvariantViolationError } from '@parley/check';
 import {
   type Cancel,
   type Clock,
@@ -14,7 +16,6 @@ import {
   type Transport,
   type TransportLimits,
 } from '@parley/interface';
-import { InvariantViolationError } from './check/invariants.js';
 import { type ClockSpec, HostClock } from './clock.js';
 import type { SimKernel } from './kernel.js';
 import { CALM_NETWORK, type NetEndpoint, type NetworkFaults, SimNetwork } from './network.js';

@@ -1,10 +1,16 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  CheckerSelfTestError,
+  checkLinearizability,
+  HistoryRecorder,
+  KNOWN_BAD,
+  type Model,
+  parleyLeaseModel,
+  registerModel,
+} from '@parley/check';
 import { describe, expect, it } from 'vitest';
-import { HistoryRecorder } from './check/history.js';
-import { checkLinearizability } from './check/linearizability.js';
-import { registerModel } from './check/models.js';
 import { main } from './cli/sim.js';
 import { matchScenarios, registerScenario, runScenario, type Scenario } from './scenario.js';
 import './scenarios/index.js';
@@ -238,5 +244,51 @@ describe('parley-sim CLI', () => {
     const io = { stdout: () => {}, stderr: () => {}, isTTY: false };
     expect(await main(['--scenario', 'nope-*', '--no-report'], io)).toBe(2);
     expect(await main(['--seeds', 'many'], io)).toBe(2);
+  });
+});
+
+describe('checker self-test before a sweep', () => {
+  const noop: Scenario = {
+    name: 'test-noop',
+    description: 'nothing',
+    safetyMs: 1,
+    livenessBoundMs: 1,
+    setup: () => ({ quiesce() {}, converged: () => true, check() {} }),
+  };
+
+  /** The lease model with its step made permissive: the checker bug the self-test exists to catch. */
+  const permissiveLease = { ...parleyLeaseModel, step: (s: unknown) => s } as unknown as Model<
+    unknown,
+    unknown,
+    unknown
+  >;
+
+  it('a sweep refuses to run when a checker accepts a known-bad history', async () => {
+    let ran = 0;
+    const counting: Scenario = {
+      ...noop,
+      setup: () => {
+        ran++;
+        return noop.setup(undefined as never);
+      },
+    };
+    const broken = {
+      name: 'parley-lease (permissive): two holders of one epoch',
+      accepts: () => {
+        const r = new HistoryRecorder();
+        r.invoke('a', 'acquire', { holder: 'a' }, 'l');
+        r.ok('a', { epoch: 1 });
+        r.invoke('b', 'acquire', { holder: 'b' }, 'l');
+        r.ok('b', { epoch: 1 });
+        return checkLinearizability(permissiveLease, r.events()).verdict !== 'not linearizable';
+      },
+    };
+    await expect(
+      runSweep({ scenarios: [counting], firstSeed: 1, seeds: 1, knownBad: [...KNOWN_BAD, broken] }),
+    ).rejects.toThrow(CheckerSelfTestError);
+    expect(ran).toBe(0);
+    // The same sweep with only sound checkers runs.
+    await runSweep({ scenarios: [counting], firstSeed: 1, seeds: 1 });
+    expect(ran).toBe(1);
   });
 });

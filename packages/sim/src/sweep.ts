@@ -3,7 +3,7 @@
  * CI report them.
  */
 import { Worker } from 'node:worker_threads';
-import { CheckerSelfTestError, KNOWN_BAD, type KnownBadCase, runKnownBad } from './known-bad.js';
+import { CheckerSelfTestError, KNOWN_BAD, type KnownBadCase, runKnownBad } from '@parley/check';
 import { type RunResult, runScenario, type Scenario } from './scenario.js';
 import type { FailureKind } from './simulation.js';
 import type { SweepTask } from './sweep-worker.js';

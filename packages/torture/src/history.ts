@@ -6,8 +6,8 @@
  * reply, a 5xx) — plus the faults, on the same timeline. Histories are written
  * as JSON (everything) and as EDN for `parley-check` (one file per model).
  */
-import type { HistoryEvent, HistoryValue } from '@parley/sim';
-import { toKnossosEdn } from '@parley/sim';
+import type { HistoryEvent, HistoryValue } from '@parley/check';
+import { toKnossosEdn } from '@parley/check';
 
 export type Outcome = 'ok' | 'fail' | 'info';
 

@@ -4,7 +4,7 @@
  * new one, as Jepsen does, and the call is never retried blindly), and `perform`,
  * which records a call, makes it and classifies its outcome.
  */
-import type { HistoryValue } from '@parley/sim';
+import type { HistoryValue } from '@parley/check';
 import { STRONG_WORKLOADS } from './check/availability.js';
 import type { Cluster } from './cluster.js';
 import type { Op, Outcome, Recorder } from './history.js';

@@ -13,8 +13,8 @@
 import { writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { CheckerSelfTestError } from '@parley/check';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { CheckerSelfTestError } from '../known-bad.js';
 import { writeReport } from '../report.js';
 import { listScenarios, matchScenarios } from '../scenario.js';
 import '../scenarios/index.js';

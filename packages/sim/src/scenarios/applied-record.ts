@@ -3,8 +3,9 @@
  * effect where, the grants and fenced writes for the fencing check, and the kv writes and deletes
  * for the durability checks. Shared by the coord and node-strong scenarios.
  */
+
+import type { FenceEvent } from '@parley/check';
 import type { ApplyOutput, Command } from '@parley/coord';
-import type { FenceEvent } from '../check/fencing.js';
 
 export interface AppliedRecord {
   /** "clientId/seq" → index where it took effect. */

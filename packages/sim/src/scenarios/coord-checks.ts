@@ -4,9 +4,9 @@
  * crash and restart (the history checks — linearizability, fencing — run in ./coord-setup.ts).
  */
 
+import { type AckedWrite, checkDurability, type DurabilityResult } from '@parley/check';
 import { CoordStateMachine, decodeCommand } from '@parley/coord';
 import type { PeerId } from '@parley/interface';
-import { type AckedWrite, checkDurability, type DurabilityResult } from '../check/durability.js';
 import { violation } from '../simulation.js';
 import { ENTRY_KEYS, VERSION_KEY } from './coord-config.js';
 import type { CoordHost } from './coord-host.js';

@@ -3,9 +3,9 @@
  * simulated client and its call in flight (shared by ./coord-setup.ts and ./coord-workload.ts).
  */
 
+import type { HistoryValue } from '@parley/check';
 import type { Command, CommandResult, Operation, SessionSequencer } from '@parley/coord';
 import type { PeerId } from '@parley/interface';
-import type { HistoryValue } from '../check/history.js';
 import type { NemesisOptions } from '../nemesis.js';
 
 export interface CoordScenarioConfig {

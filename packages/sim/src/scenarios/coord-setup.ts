@@ -5,6 +5,21 @@
  * workloads are in ./coord-workload.ts, the scenario table in ./coord-scenarios.ts.
  */
 
+import type { AckedWrite, Model } from '@parley/check';
+import {
+  checkFencing,
+  checkLinearizability,
+  type FenceEvent,
+  formatCounterexample,
+  HistoryRecorder,
+  type HistoryValue,
+  InvariantRegistry,
+  parleyEntryModel,
+  parleyLeaseModel,
+  parleyLockModel,
+  type RaftClusterView,
+  registerRaftInvariants,
+} from '@parley/check';
 import {
   type ApplyOutput,
   type Command,
@@ -14,14 +29,6 @@ import {
   SessionSequencer,
 } from '@parley/coord';
 import type { PeerId } from '@parley/interface';
-import type { AckedWrite } from '../check/durability.js';
-import { checkFencing, type FenceEvent } from '../check/fencing.js';
-import { HistoryRecorder, type HistoryValue } from '../check/history.js';
-import { InvariantRegistry } from '../check/invariants.js';
-import { checkLinearizability, formatCounterexample } from '../check/linearizability.js';
-import type { Model } from '../check/model.js';
-import { parleyEntryModel, parleyLeaseModel, parleyLockModel } from '../check/parley-models.js';
-import { type RaftClusterView, registerRaftInvariants } from '../check/raft-invariants.js';
 import { between } from '../kernel.js';
 import { Nemesis } from '../nemesis.js';
 import type { Scenario, ScenarioRun } from '../scenario.js';

@@ -4,9 +4,8 @@
  * `coord-*-ttl-skew`. ./coord-setup.ts owns the clients and calls these once per client tick.
  */
 
+import type { AckedWrite, HistoryValue } from '@parley/check';
 import type { CommandResult, Entry, LeaseDocument } from '@parley/coord';
-import type { AckedWrite } from '../check/durability.js';
-import type { HistoryValue } from '../check/history.js';
 import { between } from '../kernel.js';
 import type { Simulation } from '../simulation.js';
 import {

@@ -11,10 +11,10 @@
  * convergence checker of ./check), and every counter equals the sum of its
  * acknowledged increments exactly.
  */
+
+import { checkConvergence, type EventualWrite, HistoryRecorder } from '@parley/check';
 import { compareHlc, encodeDigest, encodeState, type Hlc, type KeyState, type NamespaceReplica } from '@parley/crdt';
 import type { PeerId } from '@parley/interface';
-import { checkConvergence, type EventualWrite } from '../check/convergence.js';
-import { HistoryRecorder } from '../check/history.js';
 import { between } from '../kernel.js';
 import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';

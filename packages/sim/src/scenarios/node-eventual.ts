@@ -16,12 +16,12 @@
  * resurrection), counters equal the sum of their acknowledged increments,
  * and every node agrees on which entries have expired.
  */
+
+import { checkConvergence, type EventualWrite, HistoryRecorder } from '@parley/check';
 import { compareHlc, encodeDigest, encodeState, type Hlc, type NamespaceReplica } from '@parley/crdt';
 import type { PeerId } from '@parley/interface';
 import { createNode, type EventualNamespace, type NodeLogger, type ParleyNode } from '@parley/node';
 import { internals, type ParleyNodeInternals } from '@parley/node/testing';
-import { checkConvergence, type EventualWrite } from '../check/convergence.js';
-import { HistoryRecorder } from '../check/history.js';
 import { between } from '../kernel.js';
 import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';

@@ -7,8 +7,9 @@
  * checker can match what each caller was told with what the state machine
  * executed for it.
  */
+
+import { INDETERMINATE_CODES, type Outcome, type TaggedAnswer } from '@parley/check';
 import { isParleyError, type PeerId } from '@parley/interface';
-import { INDETERMINATE_CODES, type Outcome, type TaggedAnswer } from '../check/exactly-once.js';
 import { between } from '../kernel.js';
 import type { Simulation } from '../simulation.js';
 import type { NodeStrongHost } from './node-strong-host.js';

@@ -19,10 +19,16 @@
  * result bound (`-forgotten-results`) answers are forgotten, and those calls
  * must end `outcome_unknown`, never re-issued.
  */
+
+import {
+  checkExactlyOnce,
+  type Execution,
+  InvariantRegistry,
+  type Outcome,
+  type RaftClusterView,
+  registerRaftInvariants,
+} from '@parley/check';
 import type { CommandResult, CoordLimits, Operation } from '@parley/coord';
-import { checkExactlyOnce, type Execution, type Outcome } from '../check/exactly-once.js';
-import { InvariantRegistry } from '../check/invariants.js';
-import { type RaftClusterView, registerRaftInvariants } from '../check/raft-invariants.js';
 import { Nemesis, type NemesisOptions } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
 import { type Simulation, violation } from '../simulation.js';

@@ -5,10 +5,11 @@
  * indeterminate `info`), and in the `-membership` variant leadership
  * transfers and a voter removed and re-added mid-workload.
  */
+
+import type { AckedWrite } from '@parley/check';
+import { HistoryRecorder, type HistoryValue } from '@parley/check';
 import { isParleyError, type PeerId } from '@parley/interface';
 import type { Lease } from '@parley/node';
-import type { AckedWrite } from '../check/durability.js';
-import { HistoryRecorder, type HistoryValue } from '../check/history.js';
 import { between } from '../kernel.js';
 import type { Simulation } from '../simulation.js';
 import type { NodeStrongHost } from './node-strong-host.js';

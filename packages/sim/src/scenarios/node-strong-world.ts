@@ -4,9 +4,10 @@
  * the record of what the members applied (first result per index, fence
  * events, acknowledged writes by index, deletes) that the checks read.
  */
+
+import type { FenceEvent } from '@parley/check';
 import { type ApplyOutput, type Command, type CoordLimits, canonicalJson } from '@parley/coord';
 import type { PeerId } from '@parley/interface';
-import type { FenceEvent } from '../check/fencing.js';
 import { between } from '../kernel.js';
 import type { NemesisOptions } from '../nemesis.js';
 import type { Simulation } from '../simulation.js';

@@ -24,14 +24,21 @@
  * booted in ./node-strong-world.ts and the clients run in
  * ./node-strong-workload.ts.
  */
+
+import type { Model } from '@parley/check';
+import {
+  checkDurability,
+  checkFencing,
+  checkLinearizability,
+  formatCounterexample,
+  InvariantRegistry,
+  parleyEntryModel,
+  parleyLeaseModel,
+  parleyLockModel,
+  type RaftClusterView,
+  registerRaftInvariants,
+} from '@parley/check';
 import { CoordStateMachine, decodeCommand } from '@parley/coord';
-import { checkDurability } from '../check/durability.js';
-import { checkFencing } from '../check/fencing.js';
-import { InvariantRegistry } from '../check/invariants.js';
-import { checkLinearizability, formatCounterexample } from '../check/linearizability.js';
-import type { Model } from '../check/model.js';
-import { parleyEntryModel, parleyLeaseModel, parleyLockModel } from '../check/parley-models.js';
-import { type RaftClusterView, registerRaftInvariants } from '../check/raft-invariants.js';
 import { Nemesis, PARTITION_KINDS } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
 import { type Simulation, violation } from '../simulation.js';

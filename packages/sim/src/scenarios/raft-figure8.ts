@@ -7,9 +7,9 @@
  * (state-machine safety, leader completeness) catch it. `figure8Reached`
  * counts runs that reached the last step.
  */
+
+import { InvariantRegistry, type RaftClusterView, registerRaftInvariants } from '@parley/check';
 import type { PeerId } from '@parley/interface';
-import { InvariantRegistry } from '../check/invariants.js';
-import { type RaftClusterView, registerRaftInvariants } from '../check/raft-invariants.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';
 import type { Simulation } from '../simulation.js';
 import { figure8Director } from './figure8-director.js';

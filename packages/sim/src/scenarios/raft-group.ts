@@ -1,6 +1,6 @@
+import type { RaftClusterView, RaftNodeView } from '@parley/check';
 import type { PeerId } from '@parley/interface';
 import type { RaftDriver } from '@parley/raft';
-import type { RaftClusterView, RaftNodeView } from '../check/raft-invariants.js';
 
 /** A simulated host running one Raft member (the raft-* and coord-* hosts). */
 export interface RaftMember {

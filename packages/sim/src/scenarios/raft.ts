@@ -14,9 +14,9 @@
  * within the bound. Final check: every acknowledged value (applied on its
  * proposer) is applied by every member, at the same index (no committed entry lost).
  */
+
+import { InvariantRegistry, type RaftClusterView, registerRaftInvariants } from '@parley/check';
 import type { PeerId } from '@parley/interface';
-import { InvariantRegistry } from '../check/invariants.js';
-import { type RaftClusterView, registerRaftInvariants } from '../check/raft-invariants.js';
 import { between } from '../kernel.js';
 import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
 import { registerScenario, type Scenario, type ScenarioRun } from '../scenario.js';

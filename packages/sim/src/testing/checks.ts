@@ -2,11 +2,17 @@
  * The verdicts of `cluster.expect…()`, explained in the user's terms: which
  * client (node), which call, which key, which values.
  */
+
+import type { Model } from '@parley/check';
+import {
+  checkLinearizability,
+  describeOperation,
+  parleyEntryModel,
+  parleyLeaseModel,
+  parleyLockModel,
+} from '@parley/check';
 import { canonicalJson } from '@parley/coord';
 import type { NamespaceReplica } from '@parley/crdt';
-import { checkLinearizability, describeOperation } from '../check/linearizability.js';
-import type { Model } from '../check/model.js';
-import { parleyEntryModel, parleyLeaseModel, parleyLockModel } from '../check/parley-models.js';
 import type { FenceObservation, ModelName, RecordedCall, Recorder } from './recorder.js';
 
 /** A failed `expect…`: the message explains the violation; `timeline` is the file written for it. */

@@ -7,6 +7,8 @@
  * caller unchanged. Calls through the node of a crashed incarnation fail at
  * once with `unavailable` (the agent's process died with it) and are not recorded.
  */
+
+import { HistoryRecorder, type HistoryValue } from '@parley/check';
 import { isParleyError, UnavailableError } from '@parley/interface';
 import type {
   EventualEntry,
@@ -20,7 +22,6 @@ import type {
   StrongWriteOptions,
 } from '@parley/node';
 import { strongDoc } from '@parley/node/backend';
-import { HistoryRecorder, type HistoryValue } from '../check/history.js';
 
 export type ModelName = 'entry' | 'lease' | 'lock';
 

@@ -6,8 +6,8 @@
  * checkers share no code; every history must get the same verdict from both.
  */
 
-import type { Model } from '@parley/sim';
-import { checkLinearizability, parleyEntryModel, parleyLockModel } from '@parley/sim';
+import type { Model } from '@parley/check';
+import { checkLinearizability, parleyEntryModel, parleyLockModel } from '@parley/check';
 import { describe, expect, it } from 'vitest';
 import { type Op, Recorder } from '../history.js';
 import { Random } from '../random.js';

@@ -10,12 +10,12 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { HistoryValue } from '@parley/sim';
+import type { HistoryValue } from '@parley/check';
 import type { Op, Recorder } from '../history.js';
 import { entryCall, entryModel, grantCall, grantModel, toCheckOps } from './models.js';
 import { checkKey, type SeqModel, type Verdict } from './wgl.js';
 
-const PARLEY_CHECK = fileURLToPath(new URL('../../../sim/bin/parley-check.js', import.meta.url));
+const PARLEY_CHECK = fileURLToPath(new URL('../../../check/bin/parley-check.js', import.meta.url));
 /** Per key, the independent search gives up (verdict unknown) after this many steps. */
 const MAX_STEPS = 2_000_000;
 

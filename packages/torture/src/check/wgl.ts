@@ -1,6 +1,6 @@
 /**
  * The harness's own linearizability checker, written apart from parley-check
- * (it shares no code with packages/sim/src/check): Wing and Gong's search with
+ * (it shares no code with packages/check/src): Wing and Gong's search with
  * Lowe's just-in-time linearization and a memo of (linearized set, state), as
  * Porcupine does it, one key at a time.
  *

@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { HistoryRecorder, checkLinearizability, parleyEntryModel } from '@parley/sim';
+ * import { HistoryRecorder, checkLinearizability, parleyEntryModel } from '@parley/check';
  * const rec = new HistoryRecorder({ nowMs: () => sim.nowMs() });
  * rec.invoke('c1', 'set', { value: 1, ifNotExists: true }, 'cfg');
  * rec.ok('c1', { version: 'v1' });
@@ -12,6 +12,8 @@
  * result.verdict; // 'linearizable'
  * ```
  */
+
+export { type CheckCliIo, EXIT_LINEARIZABLE, EXIT_NOT_LINEARIZABLE, EXIT_UNKNOWN, runCheckCli } from './cli.js';
 export * from './convergence.js';
 export * from './durability.js';
 export * from './edn.js';
@@ -19,6 +21,7 @@ export * from './exactly-once.js';
 export * from './fencing.js';
 export * from './history.js';
 export * from './invariants.js';
+export { CheckerSelfTestError, KNOWN_BAD, type KnownBadCase, runKnownBad } from './known-bad.js';
 export * from './linearizability.js';
 export * from './model.js';
 export * from './models.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HistoryRecorder, toKnossosEdn, toPorcupineLog } from '../check/history.js';
-import { EXIT_LINEARIZABLE, EXIT_NOT_LINEARIZABLE, EXIT_UNKNOWN, runCheckCli } from './check.js';
+import { EXIT_LINEARIZABLE, EXIT_NOT_LINEARIZABLE, EXIT_UNKNOWN, runCheckCli } from './cli.js';
+import { HistoryRecorder, toKnossosEdn, toPorcupineLog } from './history.js';
 
 function io(files: Record<string, string | Uint8Array>) {
   const out: string[] = [];

@@ -3,7 +3,7 @@
  * beside the repo): which model each file is checked with and the verdict its
  * checker's authors published. Run it as a program to time every file:
  *
- *     npx tsc -b packages/sim && node packages/sim/dist/check/sweep.js [DIR] [--repeat N] [--json FILE]
+ *     npx tsc -b packages/check && node packages/check/dist/testdata.js [DIR] [--repeat N] [--json FILE]
  *
  * `--repeat N` checks every file N times and keeps its fastest time (the machine's
  * noise only ever adds time).
@@ -36,8 +36,8 @@ export interface TestdataCase {
 export function defaultTestdataDir(env: NodeJS.ProcessEnv = process.env): string {
   const fromEnv = env.PARLEY_TESTDATA_DIR;
   if (fromEnv !== undefined && fromEnv !== '') return resolve(fromEnv);
-  // This file is packages/sim/{src,dist}/check/sweep.*: four levels below the repository root.
-  const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
+  // This file is packages/check/{src,dist}/testdata.*: three levels below the repository root.
+  const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
   const conventional = resolve(repoRoot, '..', 'shared', 'testdata', 'linearizability');
   let dir = resolve(repoRoot, '..');
   for (let up = 0; up < 3; up++) {

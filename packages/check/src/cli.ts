@@ -19,9 +19,9 @@ import {
   describeOperation,
   type LinearizabilityOptions,
   type LinearizabilityResult,
-} from '../check/linearizability.js';
-import { getModel, MODELS } from '../check/models.js';
-import { decodeHistoryBytes, HISTORY_FORMATS, type HistoryFormat, parseHistory } from '../check/parse.js';
+} from './linearizability.js';
+import { getModel, MODELS } from './models.js';
+import { decodeHistoryBytes, HISTORY_FORMATS, type HistoryFormat, parseHistory } from './parse.js';
 
 export const EXIT_LINEARIZABLE = 0;
 export const EXIT_NOT_LINEARIZABLE = 1;

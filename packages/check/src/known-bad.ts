@@ -10,15 +10,15 @@
  * stale fence accepted, two leaders in one term, ...).
  */
 import { compareHlc, type Hlc } from '@parley/crdt';
-import { checkConvergence } from './check/convergence.js';
-import { checkDurability } from './check/durability.js';
-import { checkFencing } from './check/fencing.js';
-import { HistoryRecorder } from './check/history.js';
-import { InvariantRegistry } from './check/invariants.js';
-import { checkLinearizability } from './check/linearizability.js';
-import type { Model } from './check/model.js';
-import { parleyEntryModel, parleyLeaseModel, parleyLockModel } from './check/parley-models.js';
-import { type RaftClusterView, type RaftNodeView, registerRaftInvariants } from './check/raft-invariants.js';
+import { checkConvergence } from './convergence.js';
+import { checkDurability } from './durability.js';
+import { checkFencing } from './fencing.js';
+import { HistoryRecorder } from './history.js';
+import { InvariantRegistry } from './invariants.js';
+import { checkLinearizability } from './linearizability.js';
+import type { Model } from './model.js';
+import { parleyEntryModel, parleyLeaseModel, parleyLockModel } from './parley-models.js';
+import { type RaftClusterView, type RaftNodeView, registerRaftInvariants } from './raft-invariants.js';
 
 export interface KnownBadCase {
   /** `<checker>: <bug>`. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultTestdataDir, runCase, testdataCases } from './sweep.js';
+import { defaultTestdataDir, runCase, testdataCases } from './testdata.js';
 
 // The shared histories with published verdicts live beside the repository
 // (../shared/testdata/linearizability, or $PARLEY_TESTDATA_DIR); the whole set is
