@@ -3,6 +3,7 @@ import { InvalidArgumentError } from '@parley/interface';
 import { base64UrlDecode, base64UrlEncode, canonicalJson, utf8Decode, utf8Encode } from './json.js';
 import type { SortBy, SortOrder } from './types.js';
 
+/** Where a list item sorts: its sort value (the key, or a time), then its key. */
 export interface CursorPosition {
   sortValue: number | string;
   key: string;
