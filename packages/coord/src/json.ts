@@ -6,9 +6,10 @@
  * `JSON.stringify` prints them, properties whose value is `undefined` left out.
  * The same value always yields the same bytes on every replica.
  */
-import { InvalidArgumentError } from '@parley/interface';
+import { InvalidArgumentError, type JsonValue } from '@parley/interface';
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** A JSON value (defined once, in @parley/interface). */
+export type { JsonValue };
 
 /** Deepest nesting of arrays/objects a value may have (documented limit). */
 export const MAX_JSON_DEPTH = 64;

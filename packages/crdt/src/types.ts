@@ -3,8 +3,10 @@
  * a replica never mutates an object it has handed out or received.
  */
 
-/** A JSON value: what an eventual register holds. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+import type { JsonValue } from '@parley/interface';
+
+/** A JSON value (defined once, in @parley/interface): what an eventual register holds. */
+export type { JsonValue };
 
 /** What a reader sees for a live key (the entry envelope of the brief). */
 export interface Entry {

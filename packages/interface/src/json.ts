@@ -1,9 +1,14 @@
 /**
- * Guards shared by every decoder that parses JSON from untrusted bytes.
+ * JSON values, and the guards shared by every decoder that parses JSON from
+ * untrusted bytes.
+ *
  * `JSON.parse` builds arbitrarily deep trees without recursion, but
  * `JSON.stringify` and any recursive walk overflow the stack on them; a
  * decoder checks the depth with this helper before anything recurses.
  */
+
+/** A JSON value: what an entry holds (eventual registers, strong entries). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /**
  * True when `value` nests arrays and objects more than `maxDepth` levels deep
