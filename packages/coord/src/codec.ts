@@ -17,7 +17,7 @@
  * (one string and one parsed tree); commands are also capped at
  * MAX_COMMAND_BYTES before any parsing.
  */
-import { DecodeError, ERROR_STATUS, jsonDepthExceeds } from '@parley/interface';
+import { DecodeError, ERROR_STATUS, InvalidArgumentError, jsonDepthExceeds } from '@parley/interface';
 import { canonicalJson, type JsonValue, MAX_JSON_DEPTH, utf8Decode, utf8Encode } from './json.js';
 import type { Command, CommandResult, Operation, OperationType } from './types.js';
 
@@ -196,6 +196,21 @@ function checkField(kind: FieldKind, v: unknown): boolean {
         typeof v.key === 'string' &&
         isInt(v.token)
       );
+  }
+}
+
+/**
+ * A caller's operation checked before it is sent: validateOperation's
+ * structural check, a mistyped operation (a TTL of 1.5 s, say) failing with
+ * `invalid_argument` (a log's decoder would drop it unanswered, and the call
+ * would hang until its timeout). Every backend runs it first.
+ */
+export function checkOperationShape(op: Operation): void {
+  try {
+    validateOperation(op);
+  } catch (err) {
+    if (err instanceof DecodeError) throw new InvalidArgumentError(err.message);
+    throw err;
   }
 }
 

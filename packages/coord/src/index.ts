@@ -49,6 +49,7 @@ export {
 } from './client.js';
 export {
   CODEC_VERSION,
+  checkOperationShape,
   decodeCommand,
   decodeResult,
   encodeCommand,

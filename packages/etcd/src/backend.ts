@@ -26,6 +26,7 @@
  */
 import {
   type CoordLimits,
+  checkOperationShape,
   DEFAULT_LIMITS,
   type Operation,
   type OpResult,
@@ -35,11 +36,9 @@ import {
   type StrongChange,
   type StrongNamespaceUsage,
   type StrongWatchFilter,
-  validateOperation,
 } from '@parley/coord';
 import {
   type Clock,
-  DecodeError,
   InvalidArgumentError,
   type ParleyError,
   type Random,
@@ -86,16 +85,6 @@ export interface EtcdBackendOptions {
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 /** Largest gRPC message the client accepts: a list page of values up to the value limit. */
 const MAX_RECEIVE_BYTES = 64 * 1_048_576;
-
-/** coord's structural check; a mistyped operation is `invalid_argument`, as on the built-in backend. */
-function checkShape(op: Operation): void {
-  try {
-    validateOperation(op);
-  } catch (err) {
-    if (err instanceof DecodeError) throw new InvalidArgumentError(err.message);
-    throw err;
-  }
-}
 
 /**
  * coord's StrongBackend over an etcd v3 cluster (see the file comment): `write`,
@@ -169,7 +158,7 @@ export class EtcdBackend implements StrongBackend {
   }
 
   async write(op: Operation, options?: StrongCallOptions): Promise<OpResult> {
-    checkShape(op);
+    checkOperationShape(op);
     if (READ_OPERATIONS.has(op.type) || op.type === 'register_session' || op.type === 'expire') {
       throw new InvalidArgumentError(`'${op.type}' is not a write on etcd`);
     }
@@ -177,7 +166,7 @@ export class EtcdBackend implements StrongBackend {
   }
 
   async read(op: Operation, options?: StrongCallOptions): Promise<OpResult> {
-    checkShape(op);
+    checkOperationShape(op);
     if (!READ_OPERATIONS.has(op.type) || op.type === 'noop') {
       throw new InvalidArgumentError(`'${op.type}' is not a read-only operation`);
     }

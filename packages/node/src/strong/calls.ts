@@ -4,8 +4,8 @@
  * leader). Both resolve with the coord result's value or reject with its
  * typed error, within the call's time bound.
  */
-import { type Operation, type OpResult, type StrongCallOptions, unwrap, validateOperation } from '@parley/coord';
-import { DecodeError, InvalidArgumentError, UnavailableError } from '@parley/interface';
+import { checkOperationShape, type Operation, type OpResult, type StrongCallOptions, unwrap } from '@parley/coord';
+import { InvalidArgumentError, UnavailableError } from '@parley/interface';
 import type { NodeContext } from '../context.js';
 import type { ResolvedStrongOptions } from './options.js';
 import type { StrongRouter } from './router.js';
@@ -33,30 +33,16 @@ export class StrongCalls {
   }
 
   write(op: Operation, o: CallOptions = {}): Promise<OpResult> {
-    checkShape(op);
+    checkOperationShape(op);
     const { deadlineMs, attemptCapMs } = this.deadline(o);
     return this.pool.command(op, { deadlineMs, attemptCapMs, waits: (o.waitMs ?? 0) > 0 });
   }
 
   async read(op: Operation, o: CallOptions = {}): Promise<OpResult> {
-    checkShape(op);
+    checkOperationShape(op);
     const { deadlineMs, attemptCapMs } = this.deadline(o);
     const answer = await this.router.send({ kind: 'read', command: { op } }, deadlineMs, attemptCapMs);
     if (!('result' in answer)) throw new UnavailableError('unexpected answer to a read');
     return unwrap(answer.result);
-  }
-}
-
-/**
- * Refuses a mistyped operation (a TTL of 1.5 s, say) before it is sent: the
- * log's decoder would drop it unanswered, and the call would hang until its
- * timeout instead of failing with `invalid_argument`.
- */
-function checkShape(op: Operation): void {
-  try {
-    validateOperation(op);
-  } catch (err) {
-    if (err instanceof DecodeError) throw new InvalidArgumentError(err.message);
-    throw err;
   }
 }
