@@ -1,9 +1,9 @@
 /**
  * `@parley/node/codec` — the node's wire and record formats, for the decoder
- * fuzzer: the eventual protocol (gossip batches, requests, sealed records)
+ * fuzzer: the eventual protocol (gossip batches, requests, checksummed records)
  * and the strong-call protocol (requests, change pages).
  */
-export { openRecord, sealRecord } from './eventual/persist.js';
+export { appendChecksum, stripChecksum } from './eventual/persist.js';
 export {
   decodeGossip,
   decodeRequest as decodeEventualRequest,

@@ -1,10 +1,11 @@
 /**
  * @parley/node: the strong-call protocol (strong/wire.ts: requests and change
  * pages) and the eventual protocol (eventual/wire.ts: gossip batches and
- * requests; eventual/persist.ts: sealed records).
+ * requests; eventual/persist.ts: checksummed records).
  */
 import { DecodeError } from '@parley/interface';
 import {
+  appendChecksum,
   type ChangesPage,
   decodeChanges,
   decodeGossip,
@@ -16,9 +17,8 @@ import {
   encodeStrongRequest,
   MAX_CHANGES_PER_PAGE,
   MAX_WAIT_MS,
-  openRecord,
   type StrongRequest,
-  sealRecord,
+  stripChecksum,
 } from '@parley/node/codec';
 import type { Gen } from '../gen.js';
 import type { Target } from '../target.js';
@@ -107,12 +107,12 @@ export const nodeTargets: Target[] = [
     decode: decodeRequest,
   } satisfies Target<{ tag: number; body: Uint8Array }>,
   {
-    name: 'node.eventual.openRecord',
+    name: 'node.eventual.stripChecksum',
     codes: ['decode_error'],
     generate: (g: Gen) => g.blob(4096),
-    encode: (payload: Uint8Array) => sealRecord(payload),
+    encode: (payload: Uint8Array) => appendChecksum(payload),
     decode: (b: Uint8Array) => {
-      const payload = openRecord(b);
+      const payload = stripChecksum(b);
       // A failed checksum is reported as undefined (a torn write); this target calls that a typed rejection.
       if (payload === undefined) throw new DecodeError('checksum mismatch');
       return payload;

@@ -44,15 +44,15 @@ export interface NamespaceMeta {
 const pad = (n: number, width: number) => n.toString().padStart(width, '0');
 
 /** `payload` followed by its CRC-32C (4 bytes, big-endian). */
-export function sealRecord(payload: Uint8Array): Uint8Array {
+export function appendChecksum(payload: Uint8Array): Uint8Array {
   const out = new Uint8Array(payload.length + 4);
   out.set(payload);
   new DataView(out.buffer).setUint32(payload.length, crc32c(payload) >>> 0);
   return out;
 }
 
-/** The payload of a sealed record, or undefined when its checksum fails (a torn write). */
-export function openRecord(bytes: Uint8Array): Uint8Array | undefined {
+/** The payload of a record made by appendChecksum, or undefined when its checksum fails (a torn write). */
+export function stripChecksum(bytes: Uint8Array): Uint8Array | undefined {
   if (bytes.length < 4) return undefined;
   const end = bytes.length - 4;
   const sum = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(end);
@@ -101,7 +101,7 @@ export async function loadNamespace(kv: KVStorage, ns: string): Promise<LoadedNa
     if (c.key.length < 3) continue;
     const kind = c.key[2];
     if (kind === 'l') out.nextLogSeq = Math.max(out.nextLogSeq, Number(c.key[3]) + 1);
-    const data = openRecord(c.data);
+    const data = stripChecksum(c.data);
     if (data === undefined) {
       out.tornKeys.push(c.key);
       continue;
@@ -301,7 +301,7 @@ export class NamespaceStore {
       this.pendingBytes = 0;
     }
     if (this.metaDirty) {
-      const data = sealRecord(new TextEncoder().encode(JSON.stringify(this.meta)));
+      const data = appendChecksum(new TextEncoder().encode(JSON.stringify(this.meta)));
       ops.push({ type: 'put', key: ['ev', this.ns, 'm'], data });
       this.metaDirty = false;
     }
@@ -374,7 +374,7 @@ export class NamespaceStore {
     const w = new ByteWriter(size);
     w.uint(records.length);
     for (const r of records) w.bytes(r.bytes);
-    const data = sealRecord(w.finish());
+    const data = appendChecksum(w.finish());
     const key = ['ev', this.ns, 'l', pad(this.nextLogSeq++, 12)];
     ops.push({ type: 'put', key, data });
     this.logKeys = [...this.logKeys, key];
@@ -386,7 +386,7 @@ export class NamespaceStore {
     const keys: string[][] = [];
     let bytes = 0;
     const put = (states: readonly KeyState[], withContext: boolean) => {
-      const data = sealRecord(
+      const data = appendChecksum(
         encodeState({
           namespace: this.ns,
           states,
