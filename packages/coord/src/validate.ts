@@ -1,9 +1,8 @@
 /** Argument checks shared by the state machine: every failure is an InvalidArgumentError. */
-import { InvalidArgumentError, ValueTooLargeError } from '@parley/interface';
+import { InvalidArgumentError, isNamespaceName, ValueTooLargeError } from '@parley/interface';
 import { canonicalJson, deepFreeze, type JsonValue, utf8Length } from './json.js';
 import type { CoordLimits } from './types.js';
 
-const NAMESPACE_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point.
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
 
@@ -11,7 +10,7 @@ export function checkNamespace(limits: CoordLimits, namespace: unknown): string 
   if (typeof namespace !== 'string' || namespace.length === 0 || namespace.length > limits.maxNamespaceLength) {
     throw new InvalidArgumentError(`namespace must be a string of 1..${limits.maxNamespaceLength} characters`);
   }
-  if (!NAMESPACE_RE.test(namespace)) {
+  if (!isNamespaceName(namespace, limits.maxNamespaceLength)) {
     throw new InvalidArgumentError('namespace may hold only letters, digits, ".", "_" and "-", starting alphanumeric', {
       namespace,
     });

@@ -14,6 +14,7 @@ export * from './errors.js';
 export * from './events.js';
 export * from './json.js';
 export * from './memory-raft-log.js';
+export * from './names.js';
 export * from './raft-log.js';
 export * from './random.js';
 export * from './seed.js';

@@ -6,6 +6,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { NAMESPACE_NAME_RE } from '@parley/node';
 import * as z from 'zod';
 import { strict } from './arguments.js';
 import { ToolError } from './errors.js';
@@ -13,7 +14,7 @@ import { type NodeClient, path, query } from './http.js';
 
 const NAMESPACE = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/)
+  .regex(NAMESPACE_NAME_RE)
   .describe('Namespace: 1-128 letters, digits, ".", "_", "-", starting alphanumeric');
 const KEY = z.string().min(1).max(1024).describe('Key: 1-1024 characters, no control characters');
 const VALUE = z.unknown().describe('Any JSON value, at most 1 MiB');

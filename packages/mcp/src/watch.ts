@@ -21,6 +21,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { NAMESPACE_NAME_RE } from '@parley/node';
 import * as z from 'zod';
 import { strict } from './arguments.js';
 import { ToolError } from './errors.js';
@@ -37,7 +38,7 @@ export interface WatchOptions {
 
 const NAMESPACE = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/)
+  .regex(NAMESPACE_NAME_RE)
   .describe('Namespace: 1-128 letters, digits, ".", "_", "-", starting alphanumeric');
 const KEY = z.string().min(1).max(1024).describe('Key: 1-1024 characters, no control characters');
 

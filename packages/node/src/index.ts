@@ -12,6 +12,9 @@
  * await node.close();
  * ```
  */
+
+/** The namespace-name rule (of @parley/interface), for doors that check names before calling a node. */
+export { isNamespaceName, MAX_NAMESPACE_LENGTH, NAMESPACE_NAME_PATTERN, NAMESPACE_NAME_RE } from '@parley/interface';
 export type * from './api.js';
 export type { NodeContext, NodeEvents, NodeLogger, NodeStorage } from './context.js';
 export type { EventualOptions } from './eventual/options.js';

@@ -4,7 +4,9 @@
  * into /openapi.json. Bounds follow coord's limits; the node checks them again.
  */
 
-export const MAX_NAMESPACE_LENGTH = 128;
+import { MAX_NAMESPACE_LENGTH, NAMESPACE_NAME_PATTERN } from '@parley/interface';
+
+export { MAX_NAMESPACE_LENGTH };
 export const MAX_KEY_LENGTH = 1024;
 export const MAX_ID_LENGTH = 256;
 export const MAX_TTL_SECONDS = 30 * 86_400;
@@ -17,7 +19,7 @@ export const namespaceSchema = {
   type: 'string',
   minLength: 1,
   maxLength: MAX_NAMESPACE_LENGTH,
-  pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$',
+  pattern: NAMESPACE_NAME_PATTERN,
   description: 'Letters, digits, ".", "_" and "-", starting alphanumeric.',
 } as const;
 

@@ -14,7 +14,14 @@
 
 import type * as Automerge from '@automerge/automerge';
 import { type Delta, entryOf, expiresAtOf, type JsonValue, type KeyState, type NamespaceReplica } from '@parley/crdt';
-import { ClosedError, InvalidArgumentError, isParleyError, type Unsubscribe } from '@parley/interface';
+import {
+  ClosedError,
+  InvalidArgumentError,
+  isNamespaceName,
+  isParleyError,
+  MAX_NAMESPACE_LENGTH,
+  type Unsubscribe,
+} from '@parley/interface';
 import type * as Y from 'yjs';
 import type {
   AutomergeHandle,
@@ -44,11 +51,8 @@ import type { ReplicationPort, RichPort } from './port.js';
 import { Replicator } from './replication.js';
 import type { RichValues } from './rich.js';
 
-const NAMESPACE_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-export const MAX_NAMESPACE_LENGTH = 128;
-
 export function checkNamespaceName(name: unknown): string {
-  if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAMESPACE_LENGTH || !NAMESPACE_RE.test(name)) {
+  if (!isNamespaceName(name)) {
     throw new InvalidArgumentError(
       `namespace must be 1..${MAX_NAMESPACE_LENGTH} letters, digits, ".", "_" or "-", starting alphanumeric`,
       { namespace: typeof name === 'string' ? name.slice(0, 64) : null },

@@ -1,5 +1,5 @@
 /** Settings of the y-websocket door, with their defaults and bounds. */
-import { InvalidArgumentError } from '@parley/interface';
+import { InvalidArgumentError, isNamespaceName } from '@parley/interface';
 
 /** Settings of the y-websocket door (`createServer({ yjs })`); every bound has a default. */
 export interface YjsDoorOptions {
@@ -45,7 +45,7 @@ export function resolveYjsDoorOptions(o: YjsDoorOptions = {}): ResolvedYjsDoorOp
     throw new InvalidArgumentError("yjs.path must look like '/yjs' (no trailing slash)", { path: String(path) });
   }
   const defaultNamespace = o.defaultNamespace ?? 'yjs';
-  if (typeof defaultNamespace !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(defaultNamespace)) {
+  if (typeof defaultNamespace !== 'string' || !isNamespaceName(defaultNamespace)) {
     throw new InvalidArgumentError('yjs.defaultNamespace must be a namespace name');
   }
   return {
