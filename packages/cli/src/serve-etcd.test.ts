@@ -16,7 +16,7 @@ import { etcdOptions } from './commands/serve.js';
 const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'parley.js');
 
 describe('parley serve --etcd flags', () => {
-  it('turn into the node option strong.etcd, and refuse what cannot work', () => {
+  it('turn into etcdStrong options, and refuse what cannot work', () => {
     expect(etcdOptions({})).toBeUndefined();
     expect(etcdOptions({ etcd: 'http://127.0.0.1:2379, http://127.0.0.1:2380' })).toEqual({
       endpoints: ['http://127.0.0.1:2379', 'http://127.0.0.1:2380'],

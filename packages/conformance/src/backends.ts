@@ -6,7 +6,7 @@
  * node runs on an in-memory transport: the suite is about the strong side.
  */
 import type { CoordLimits, StrongBackend } from '@parley/coord';
-import { EtcdBackend, freePort } from '@parley/etcd';
+import { EtcdBackend, etcdStrong, freePort } from '@parley/etcd';
 import { type Clock, Emitter, SeededRandom, systemClock, systemScheduler } from '@parley/interface';
 import { createMemoryNetwork, silentLogger } from '@parley/net';
 import { createNode, type NodeContext, type NodeOptions, type ParleyNode } from '@parley/node';
@@ -139,14 +139,12 @@ class EtcdBackendUnderTest extends NodeTracker implements BackendUnderTest {
   nodeOptions(options: ConformanceNodeOptions = {}): NodeOptions {
     return {
       ...memoryNodeOptions(options),
-      strong: {
-        etcd: {
-          endpoints: this.fixture.cluster().endpoints,
-          prefix: this.fixture.freshPrefix(),
-          callTimeoutMs: FAST_RAFT.callTimeoutMs,
-          ...(options.limits ? { limits: options.limits } : {}),
-        },
-      },
+      strong: etcdStrong({
+        endpoints: this.fixture.cluster().endpoints,
+        prefix: this.fixture.freshPrefix(),
+        callTimeoutMs: FAST_RAFT.callTimeoutMs,
+        ...(options.limits ? { limits: options.limits } : {}),
+      }),
     };
   }
 
@@ -155,7 +153,7 @@ class EtcdBackendUnderTest extends NodeTracker implements BackendUnderTest {
     const port = await freePort();
     return {
       ...memoryNodeOptions({}),
-      strong: { etcd: { endpoints: [`http://127.0.0.1:${port}`], prefix: this.fixture.freshPrefix() } },
+      strong: etcdStrong({ endpoints: [`http://127.0.0.1:${port}`], prefix: this.fixture.freshPrefix() }),
     };
   }
 

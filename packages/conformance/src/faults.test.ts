@@ -11,6 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkLinearizability, getModel, type HistoryEvent, runCheckCli, toPorcupineLog } from '@parley/check';
+import { etcdStrong } from '@parley/etcd';
 import { testSeed, withSeed } from '@parley/interface';
 import { createMemoryNetwork, silentLogger } from '@parley/net';
 import { createNode } from '@parley/node';
@@ -36,7 +37,7 @@ afterEach(async () => {
 let prefixes = 0;
 /**
  * One Parley node per client, all on the same etcd prefix (one Parley cluster):
- * real nodes (`createNode({ strong: { etcd } })`), or with `wrap`, the same
+ * real nodes (`createNode({ strong: etcdStrong(…) })`), or with `wrap`, the same
  * strong faces over a wrapped backend (a planted bug).
  */
 async function clients(wrap?: EtcdStrongNodeOptions['wrap']): Promise<StrongNode[]> {
@@ -50,7 +51,7 @@ async function clients(wrap?: EtcdStrongNodeOptions['wrap']): Promise<StrongNode
           transport: createMemoryNetwork().createTransport({ logger: silentLogger }),
           storage: { kv: new MemoryKVStorage(), raftLog: new MemoryRaftLogStorage() },
           logger: quietLogger,
-          strong: { etcd: { endpoints, prefix, callTimeoutMs: 3_000 } },
+          strong: etcdStrong({ endpoints, prefix, callTimeoutMs: 3_000 }),
         });
     made.push(node);
     nodes.push(node);

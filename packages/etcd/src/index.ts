@@ -18,6 +18,7 @@
 export { DEFAULT_CALL_TIMEOUT_MS, EtcdBackend, type EtcdBackendOptions } from './backend.js';
 export type { EtcdContext, FenceCheck, OpCall, OpHandler } from './context.js';
 export { DEFAULT_PREFIX, KeyLayout } from './keys.js';
+export { createEtcdStrongSide, type EtcdStrongOptions, etcdStrong } from './node-strong.js';
 export { decodeEntryRecord, type EntryRecord, encodeEntryRecord } from './record.js';
 export { ETCD_MISSING, EtcdCluster, findEtcd } from './testing/etcd-cluster.js';
 export { freePort } from './testing/ports.js';

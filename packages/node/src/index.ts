@@ -17,9 +17,10 @@
 export { isNamespaceName, MAX_NAMESPACE_LENGTH, NAMESPACE_NAME_PATTERN, NAMESPACE_NAME_RE } from '@parley/interface';
 export type * from './api.js';
 export type { NodeContext, NodeEvents, NodeLogger, NodeStorage } from './context.js';
+export { DataDirLockedError } from './data-dir-lock.js';
 export type { EventualOptions } from './eventual/options.js';
-export { DataDirLockedError } from './lock.js';
-export { createNode, type StrongModule } from './node.js';
+export { createNode } from './node.js';
 export type { NodeOptions } from './options.js';
-export type { EtcdStrongOptions } from './strong/etcd-module.js';
 export type { StrongOptions } from './strong/options.js';
+export { raftStrong } from './strong/provider.js';
+export type { StrongProvider, StrongSide } from './strong-side.js';

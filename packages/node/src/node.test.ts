@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DataDirLockedError } from './lock.js';
+import { DataDirLockedError } from './data-dir-lock.js';
 import { createNode, internals } from './node.js';
 import { eventually, silentNodeLogger } from './testing/testkit.js';
 

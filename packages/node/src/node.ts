@@ -17,7 +17,6 @@ import {
   systemScheduler,
   TimeoutError,
   type Transport,
-  UnavailableError,
 } from '@parley/interface';
 import {
   createLibp2pTransport,
@@ -28,43 +27,19 @@ import {
   validatePsk,
 } from '@parley/net';
 import { openLevelKV, openLevelRaftLog, storageErrorOf } from '@parley/storage';
-import type {
-  Cluster,
-  EventualNamespace,
-  Locks,
-  NamespaceStatus,
-  NodeHealth,
-  NodeStatus,
-  ParleyNode,
-  StorageFault,
-  StrongNamespace,
-} from './api.js';
+import type { EventualNamespace, NodeHealth, NodeStatus, ParleyNode, StorageFault } from './api.js';
 import type { NodeContext, NodeEvents, NodeLogger, NodeStorage } from './context.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { EventualModule } from './eventual/index.js';
 import { GroupCommit } from './group-commit.js';
-import { lockDataDir } from './lock.js';
 import { defaultLogger, netLogger } from './logger.js';
 import type { NodeOptions } from './options.js';
-import { createEtcdStrongModule } from './strong/etcd-module.js';
-import { createStrongModule } from './strong/index.js';
+import { raftStrong } from './strong/provider.js';
+import type { StrongProvider, StrongSide } from './strong-side.js';
 
 export const DEFAULT_LISTEN = ['/ip4/127.0.0.1/tcp/0'];
 export const DEFAULT_DATA_DIR = './.parley';
 export const DEFAULT_CLOSE_TIMEOUT_MS = 5_000;
-
-/**
- * What the strong side (Raft: strong namespaces, locks, cluster) provides.
- * `createNode` wires it in one place below.
- */
-export interface StrongModule {
-  strong(namespace: string): StrongNamespace;
-  locks(namespace: string): Locks;
-  readonly cluster: Cluster;
-  status(): NamespaceStatus[] | Promise<NamespaceStatus[]>;
-  /** The error that stopped this member's share of the strong side (a failed Raft-log save), if any. */
-  fault?(): unknown;
-  close(): Promise<void>;
-}
 
 /** A node with its context and modules exposed, for tests and the simulator: `internals(node)`. */
 export interface ParleyNodeInternals extends ParleyNode {
@@ -84,19 +59,6 @@ export function internals(node: ParleyNode): ParleyNodeInternals {
   if (!made.has(node)) throw new InvalidArgumentError('internals: not a node made by createNode');
   return node as ParleyNodeInternals;
 }
-
-function strongUnavailable(): never {
-  throw new UnavailableError('strong namespaces are not wired into this node yet');
-}
-
-const unwiredCluster: Cluster = {
-  status: async () => strongUnavailable(),
-  addVoter: async () => strongUnavailable(),
-  addLearner: async () => strongUnavailable(),
-  promote: async () => strongUnavailable(),
-  removeVoter: async () => strongUnavailable(),
-  transferLeadership: async () => strongUnavailable(),
-};
 
 /**
  * Creates and starts a node. With no options: data in `./.parley`, listening
@@ -208,17 +170,13 @@ export async function createNode(options: NodeOptions = {}): Promise<ParleyNode>
 
     // ---- modules: the one place where the node's modules are wired ----
     const eventual = new EventualModule(context, options.eventual, commits);
-    let strongModule: StrongModule | undefined; // started below, once the transport runs
     // --------------------------------------------------------------------
 
     await transport.start();
     cleanups.push(() => transport.stop());
-    const etcd = options.strong?.etcd;
-    if (options.strong !== undefined && (options.strong === null || typeof options.strong !== 'object')) {
-      throw new InvalidArgumentError('strong must be an object');
-    }
-    strongModule = etcd ? createEtcdStrongModule(context, etcd) : await createStrongModule(context, options.raft);
-    cleanups.push(() => strongModule?.close());
+    const provider = strongProvider(options);
+    const strong: StrongSide = await provider.start(context);
+    cleanups.push(() => strong.close());
 
     let closing: Promise<void> | undefined;
     const node: ParleyNodeInternals = {
@@ -231,16 +189,16 @@ export async function createNode(options: NodeOptions = {}): Promise<ParleyNode>
       eventualModule: eventual,
       commits,
       eventual: (namespace: string): EventualNamespace => eventual.namespace(namespace),
-      strong: (namespace: string) => (strongModule ? strongModule.strong(namespace) : strongUnavailable()),
-      locks: (namespace: string) => (strongModule ? strongModule.locks(namespace) : strongUnavailable()),
+      strong: (namespace: string) => strong.strong(namespace),
+      locks: (namespace: string) => strong.locks(namespace),
       get cluster() {
-        return strongModule ? strongModule.cluster : unwiredCluster;
+        return strong.cluster;
       },
       health(): NodeHealth {
         const faults: StorageFault[] = [];
         const kv = commits.fault;
         if (kv) faults.push({ store: 'kv', code: kv.code, message: kv.message });
-        const raft = strongModule?.fault?.();
+        const raft = strong.fault();
         if (raft !== undefined) {
           faults.push({
             store: 'raft',
@@ -251,7 +209,7 @@ export async function createNode(options: NodeOptions = {}): Promise<ParleyNode>
         return { faults };
       },
       async status(): Promise<NodeStatus> {
-        const strongStatus = strongModule ? await strongModule.status() : [];
+        const strongStatus = await strong.status();
         return {
           faults: this.health().faults,
           peerId: transport.peerId,
@@ -270,7 +228,7 @@ export async function createNode(options: NodeOptions = {}): Promise<ParleyNode>
           });
           const orderly = (async () => {
             await eventual.close();
-            await strongModule?.close();
+            await strong.close();
             await commits.close();
           })();
           const outcome = await Promise.race([orderly.then(() => 'done' as const), bound]);
@@ -289,4 +247,26 @@ export async function createNode(options: NodeOptions = {}): Promise<ParleyNode>
     await undo();
     throw err;
   }
+}
+
+/**
+ * The strong side `options` ask for: `strong` (a provider: `raftStrong(…)`,
+ * `etcdStrong(…)` from @parley/etcd), else the built-in Raft group with
+ * `raft`'s settings (the default: a group of one).
+ */
+function strongProvider(options: NodeOptions): StrongProvider {
+  const { strong, raft } = options;
+  if (strong === undefined) return raftStrong(raft);
+  if (strong === null || typeof strong !== 'object' || typeof (strong as StrongProvider).start !== 'function') {
+    const etcd = strong !== null && typeof strong === 'object' && 'etcd' in strong;
+    throw new InvalidArgumentError(
+      etcd
+        ? "strong: { etcd } moved: pass strong: etcdStrong({ endpoints, prefix }) from '@parley/etcd'"
+        : 'strong must be a strong-side provider: raftStrong(options) or etcdStrong(options) from @parley/etcd',
+    );
+  }
+  if (raft !== undefined && strong.kind === 'raft') {
+    throw new InvalidArgumentError('give the Raft options once: strong: raftStrong(options), or raft alone');
+  }
+  return strong; // `raft` is unused on another backend, as its doc says
 }

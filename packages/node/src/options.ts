@@ -6,8 +6,8 @@
 import type { Clock, Random, Scheduler, Transport } from '@parley/interface';
 import type { NodeLogger, NodeStorage } from './context.js';
 import type { EventualOptions } from './eventual/options.js';
-import type { EtcdStrongOptions } from './strong/etcd-module.js';
 import type { StrongOptions } from './strong/options.js';
+import type { StrongProvider } from './strong-side.js';
 
 export interface NodeOptions {
   /** Where the node keeps its identity, lock file and stores. Default `./.parley`. Ignored when both `storage` and `transport` are injected. */
@@ -30,14 +30,15 @@ export interface NodeOptions {
   logger?: NodeLogger;
   /** Eventual namespaces: limits, gossip and anti-entropy settings. */
   eventual?: EventualOptions;
-  /** Strong namespaces (Raft): voters (default: this node alone), timing, snapshots, call bounds. */
-  raft?: StrongOptions;
   /**
-   * Where strong namespaces, locks and leases live. Default: the built-in Raft
-   * group (`raft` above). `{ etcd: { endpoints, prefix } }`: an existing etcd v3
-   * cluster instead (`raft` is then unused; see docs/guarantees.md, "On etcd").
+   * Where strong namespaces, locks and leases live: `raftStrong(options)` (the
+   * built-in Raft group of Parley nodes, the default: this node alone) or
+   * `etcdStrong({ endpoints, prefix })` from `@parley/etcd` (an existing etcd v3
+   * cluster; see docs/guarantees.md, "On etcd").
    */
-  strong?: { etcd?: EtcdStrongOptions };
+  strong?: StrongProvider;
+  /** Shorthand for `strong: raftStrong(raft)`: the built-in Raft group's voters, timing, snapshots, call bounds. */
+  raft?: StrongOptions;
   /** Bound on `close()`; default 5,000 ms. */
   closeTimeoutMs?: number;
   // ---- seams (tests, the simulator) ----

@@ -18,6 +18,7 @@ export interface ProgressView {
   readonly ackedTick: number;
 }
 
+/** The read-only view of one member (`RawNode.probe`, `RaftDriver.probe`). */
 export class RaftProbe {
   readonly #raft: Raft;
 

@@ -95,7 +95,7 @@ export function serveCommand(program: Command): void {
     });
 }
 
-/** `--etcd` and `--etcd-prefix` as the node's `strong.etcd` option (undefined without `--etcd`). */
+/** `--etcd` and `--etcd-prefix` as `etcdStrong`'s options (undefined without `--etcd`). */
 export function etcdOptions(
   opts: Pick<ServeOptions, 'etcd' | 'etcdPrefix' | 'voters'>,
 ): { endpoints: string[]; prefix?: string } | undefined {
@@ -146,7 +146,7 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
     nodeOptions.raft = { voters };
   }
   const etcd = etcdOptions(opts);
-  if (etcd !== undefined) nodeOptions.strong = { etcd };
+  if (etcd !== undefined) nodeOptions.strong = (await import('@parley/etcd')).etcdStrong(etcd); // etcd's client loads only when asked
 
   const node = await createNode(nodeOptions);
   let server: import('@parley/server').ParleyServer;

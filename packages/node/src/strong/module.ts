@@ -15,8 +15,8 @@
  * ```
  */
 import type { StrongBackend, StrongNamespaceUsage } from '@parley/coord';
-import type { Cluster, Locks, NamespaceStatus, StrongNamespace } from '../api.js';
 import type { NodeContext } from '../context.js';
+import type { StrongSide } from '../strong-side.js';
 import { StrongCalls } from './calls.js';
 import { ClusterImpl } from './cluster.js';
 import { strongFaces } from './faces.js';
@@ -26,10 +26,8 @@ import { StrongRouter } from './router.js';
 import { SessionPool } from './sessions.js';
 import { Watches } from './watch.js';
 
-export interface StrongModule {
-  strong(namespace: string): StrongNamespace;
-  locks(namespace: string): Locks;
-  readonly cluster: Cluster;
+/** The Raft strong side, with the parts the simulator and tests look at. */
+export interface StrongModule extends StrongSide {
   /** This member's replica (status, hooks for tests and the simulator). */
   readonly replica: StrongReplica;
   readonly router: StrongRouter;
@@ -38,12 +36,6 @@ export interface StrongModule {
   readonly options: ResolvedStrongOptions;
   /** The seam every strong call goes through (kind `'raft'`). */
   readonly backend: StrongBackend;
-  /** Strong namespaces this member holds entries in (empty on a non-member): keys and value bytes. */
-  status(): Promise<NamespaceStatus[]>;
-  /** The error that stopped this member's Raft driver (a failed log save), if any. */
-  fault(): unknown;
-  /** Stops the Raft driver and fails pending calls (retryable). Idempotent. */
-  close(): Promise<void>;
 }
 
 export interface StrongModuleExtras {

@@ -11,7 +11,7 @@ import { packagesDir, runPlant } from './smoke.js';
  */
 describe('planted bugs are caught', () => {
   it('runs on a build', () => {
-    for (const p of ['interface', 'crdt', 'raft', 'coord', 'sim', 'node', 'etcd', 'net', 'storage']) {
+    for (const p of ['interface', 'crdt', 'raft', 'coord', 'sim', 'node', 'net', 'storage']) {
       expect(existsSync(join(packagesDir(), p, 'dist', 'index.js'))).toBe(true);
     }
   });

@@ -25,7 +25,7 @@ import { PLANTS, type Plant } from './plants.js';
 /** The packages a scenario run loads. */
 const PACKAGES = ['interface', 'crdt', 'raft', 'coord', 'sim'] as const;
 /** … and those a node-* scenario loads too (the real node's strong module, and what it imports). */
-const NODE_PACKAGES = ['node', 'etcd', 'net', 'storage'] as const;
+const NODE_PACKAGES = ['node', 'net', 'storage'] as const;
 
 /** packages/ of the repository this file was compiled in (packages/sim/dist/mutation/smoke.js). */
 export function packagesDir(): string {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DataDirLockedError, LOCK_FILE, lockDataDir } from './lock.js';
+import { DataDirLockedError, LOCK_FILE, lockDataDir } from './data-dir-lock.js';
 import { createNode } from './node.js';
 import { silentNodeLogger } from './testing/testkit.js';
 

@@ -1,20 +1,18 @@
 /**
  * The strong side of a node on an existing etcd cluster
- * (`createNode({ strong: { etcd: { endpoints, prefix } } })`): the same
+ * (`createNode({ strong: etcdStrong({ endpoints, prefix }) })`): the same
  * public faces (`strong(ns)`, `locks(ns)`, status) over `@parley/etcd`'s
  * backend, and a `cluster` that reports etcd's own leader, members and term.
  * etcd's membership is etcd's to manage (`etcdctl member add/remove`,
  * `move-leader`), so the membership calls reject with a typed error.
  */
 import type { CoordLimits } from '@parley/coord';
-import { EtcdBackend } from '@parley/etcd';
 import { InvalidArgumentError } from '@parley/interface';
-import type { Cluster, ClusterStatus } from '../api.js';
-import type { NodeContext } from '../context.js';
-import { strongFaces } from './faces.js';
-import type { StrongModule } from './module.js';
+import type { Cluster, ClusterStatus, NodeContext, StrongProvider, StrongSide } from '@parley/node';
+import { strongFaces } from '@parley/node/backend';
+import { EtcdBackend } from './backend.js';
 
-/** `createNode({ strong: { etcd } })`: where the node's strong side lives. */
+/** `etcdStrong(options)`: where the node's strong side lives. */
 export interface EtcdStrongOptions {
   /** Client URLs of the etcd members, e.g. `['http://127.0.0.1:2379']`. */
   endpoints: string[];
@@ -41,10 +39,10 @@ function managedByEtcd(what: string): never {
 }
 
 /** The etcd-backed strong module: faces, etcd's cluster view, close. */
-export function createEtcdStrongModule(
+export function createEtcdStrongSide(
   ctx: NodeContext,
   options: EtcdStrongOptions,
-): Omit<StrongModule, 'replica' | 'router' | 'sessions' | 'options'> {
+): StrongSide & { backend: EtcdBackend } {
   const backend = new EtcdBackend({
     endpoints: options.endpoints,
     ...(options.prefix !== undefined ? { prefix: options.prefix } : {}),
@@ -88,4 +86,17 @@ export function createEtcdStrongModule(
     fault: () => undefined, // etcd keeps the strong state on its own disks
     close: () => backend.close(),
   };
+}
+
+/**
+ * The strong side on an existing etcd v3 cluster, for `createNode({ strong })`.
+ *
+ * @example
+ * ```ts
+ * import { etcdStrong } from '@parley/etcd';
+ * const node = await createNode({ strong: etcdStrong({ endpoints: ['http://127.0.0.1:2379'], prefix: '/parley' }) });
+ * ```
+ */
+export function etcdStrong(options: EtcdStrongOptions): StrongProvider {
+  return { kind: 'etcd', start: async (ctx) => createEtcdStrongSide(ctx, options) };
 }

@@ -1,17 +1,17 @@
 /**
- * `createNode({ strong: { etcd } })` against a real 3-member etcd on
+ * `createNode({ strong: etcdStrong(…) })` against a real 3-member etcd on
  * loopback. Without etcd: fails under CI=true, and elsewhere says so loudly
  * and skips.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ETCD_MISSING, EtcdCluster, findEtcd } from '@parley/etcd';
 import { isParleyError, type ParleyError } from '@parley/interface';
+import { createNode, type ParleyNode, type StrongChange } from '@parley/node';
+import { silentNodeLogger } from '@parley/node/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ParleyNode, StrongChange } from '../api.js';
-import { createNode } from '../node.js';
-import { silentNodeLogger } from '../testing/testkit.js';
+import { etcdStrong } from './node-strong.js';
+import { ETCD_MISSING, EtcdCluster, findEtcd } from './testing/etcd-cluster.js';
 
 const bin = findEtcd();
 if (!bin) {
@@ -19,7 +19,7 @@ if (!bin) {
   console.error(`\n*** SKIPPING the node's etcd-backed strong tests: ${ETCD_MISSING}\n`);
 }
 
-describe.skipIf(!bin)('createNode({ strong: { etcd } })', () => {
+describe.skipIf(!bin)('createNode({ strong: etcdStrong(…) })', () => {
   let cluster: EtcdCluster;
   let dir: string;
   const nodes: ParleyNode[] = [];
@@ -39,7 +39,7 @@ describe.skipIf(!bin)('createNode({ strong: { etcd } })', () => {
     const n = await createNode({
       dataDir: join(dir, name),
       logger: silentNodeLogger,
-      strong: { etcd: { endpoints: cluster.endpoints, prefix: '/node-test' } },
+      strong: etcdStrong({ endpoints: cluster.endpoints, prefix: '/node-test' }),
     });
     nodes.push(n);
     return n;
