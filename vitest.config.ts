@@ -29,6 +29,11 @@ function sourceAliases(): Array<{ find: string; replacement: string }> {
   return out.sort((a, b) => b.find.length - a.find.length);
 }
 
+// The torture harness's short run drives real processes through timed faults (a paused leader,
+// an 8 s whole-cluster outage, clock offsets) and judges TTLs against real time: it runs last,
+// alone, so no other test file competes with its nodes for the two cores.
+const alone = ['packages/torture/src/short.test.ts'];
+
 export default defineConfig({
   resolve: {
     alias: sourceAliases().map(({ find, replacement }) => ({
@@ -37,10 +42,27 @@ export default defineConfig({
     })),
   },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**'],
     setupFiles: ['test/setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'suite',
+          include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: ['**/node_modules/**', '**/dist/**', ...alone],
+          // Two files at a time: most long files wait on elections, timers and child processes,
+          // so a second worker fills the idle core (vitest's default on two cores is one).
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'alone', include: alone, maxWorkers: 1, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 });
