@@ -121,7 +121,7 @@ describe('single-writer ownership', () => {
     // While a holds it, b cannot take the thread.
     expect(await rejection(b.ownThread('t', { holder: 'b' }))).toMatchObject({ code: 'lock_held' });
     // a stops renewing (a paused process): b queues and gets the thread once a's TTL lapses.
-    const leaseB = await b.ownThread('t', { holder: 'b', ttl: 10, wait: 5 });
+    const leaseB = await b.ownThread('t', { holder: 'b', ttl: 10, wait: 30 });
     expect(leaseB.fence).toBeGreaterThan(leaseA.fence);
     const c2 = checkpoint({ step: 2 }, 2);
     const at2 = await b.put(at1, c2, meta, c2.channel_versions);
@@ -153,13 +153,13 @@ describe('single-writer ownership', () => {
     await a.ownThread('t', { holder: 'a', ttl: 1, renewEveryMs: false });
     const c1 = checkpoint({ step: 1 });
     const at1 = await a.put({ configurable: { thread_id: 't' } }, c1, meta, c1.channel_versions);
-    await b.ownThread('t', { holder: 'b', wait: 5 });
+    await b.ownThread('t', { holder: 'b', wait: 30 });
     expect(await rejection(a.putWrites(at1, [['x', 1]], 'task'))).toMatchObject({ code: 'fence_stale' });
     const c = new ParleySaver({ node, namespace: ns });
     await c.ownThread('u', { holder: 'c', ttl: 1, renewEveryMs: false });
     const u1 = checkpoint({ step: 1 });
     await c.put({ configurable: { thread_id: 'u' } }, u1, meta, u1.channel_versions);
-    await b.ownThread('u', { holder: 'b', wait: 5 });
+    await b.ownThread('u', { holder: 'b', wait: 30 });
     expect(await rejection(c.deleteThread('u'))).toMatchObject({ code: 'fence_stale' });
     expect((await b.getTuple({ configurable: { thread_id: 'u' } }))?.checkpoint.id).toBe(u1.id);
     expect((await b.getTuple(at1))?.pendingWrites).toEqual([]);
@@ -187,7 +187,7 @@ describe('single-writer ownership', () => {
     expect(lease.lost).toBe(false);
     const lost = new Promise<Error>((resolve) => lease.onLost(resolve));
     lease.stop();
-    await other.ownThread('t', { holder: 'b', wait: 5 });
+    await other.ownThread('t', { holder: 'b', wait: 30 });
     await expect(lease.renew()).rejects.toMatchObject({ code: 'fence_stale' });
     expect(((await lost) as { code?: string }).code).toBe('fence_stale');
     await other.close();
