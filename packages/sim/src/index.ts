@@ -1,6 +1,6 @@
 /**
- * @parley/sim — a deterministic simulator for Parley protocols, and the
- * checkers that judge their histories.
+ * @parley/sim — the deterministic world Parley protocols run in (the history
+ * checkers are @parley/check, the scenario runner @parley/scenarios).
  *
  * One seed drives everything: virtual time, per-host clocks, the network
  * (latency, loss, duplication, reordering, partitions, held links), disks
@@ -37,18 +37,6 @@ export {
   type NetworkFaults,
   SimNetwork,
 } from './network.js';
-export { convergenceSvg, reportMarkdown, writeReport } from './report.js';
-export {
-  assertPassed,
-  listScenarios,
-  matchScenarios,
-  type RunOptions,
-  type RunResult,
-  registerScenario,
-  runScenario,
-  type Scenario,
-  type ScenarioRun,
-} from './scenario.js';
 export {
   type Boot,
   type FailureKind,
@@ -71,19 +59,4 @@ export {
   SimKVStorage,
   SimRaftLogStorage,
 } from './storage.js';
-export {
-  GUARD_PREFIX,
-  type GuardCoverage,
-  guardLines,
-  quantile,
-  runSweep,
-  type ScenarioStats,
-  type SweepFailure,
-  type SweepInconclusive,
-  type SweepOptions,
-  type SweepResult,
-  type SweepSummary,
-  summaryLine,
-  sweepPassed,
-} from './sweep.js';
 export { SimTransport } from './transport.js';

@@ -1,0 +1,281 @@
+/**
+ * `node-strong-*`: the real node's strong module (./node-strong-host.ts) on
+ * 3 or 5 voters plus 2 non-member nodes, with clients calling the public API
+ * (`strong(ns)`, `locks(ns)`, leases) through any live node. A node that does
+ * not lead forwards each call to the leader over the lossy simulated network
+ * and retries (lost requests, lost answers, leader changes) with the same
+ * session command, until the call's deadline; a call that fails with a
+ * retryable code or is given up is indeterminate (`info`).
+ *
+ * Faults: partitions over all nodes (so non-members and their clients are cut
+ * off too), crashes with restart from disk (torn tails) and pauses of voters,
+ * clock skew with drift and jumps, and in the `-membership` variant
+ * leadership transfers and a voter removed and added back mid-workload.
+ *
+ * Checked after every event: Raft's safety invariants, no driver stopped,
+ * every member computes the same result at the same log index. After healing:
+ * byte-identical coord snapshots at equal applied indexes; linearizability of
+ * reads and writes under the parley-entry, parley-lease and parley-lock
+ * models (an `unknown` verdict fails the run); fencing over the applied
+ * command stream; durability of every acknowledged write on every voter's
+ * disk after a crash and restart of all of them.
+ *
+ * This module holds the scenario definitions and the checks; the nodes are
+ * booted in ./node-strong-world.ts and the clients run in
+ * ./node-strong-workload.ts.
+ */
+
+import type { Model } from '@parley/check';
+import {
+  checkDurability,
+  checkFencing,
+  checkLinearizability,
+  formatCounterexample,
+  InvariantRegistry,
+  parleyEntryModel,
+  parleyLeaseModel,
+  parleyLockModel,
+  type RaftClusterView,
+  registerRaftInvariants,
+} from '@parley/check';
+import { CoordStateMachine, decodeCommand } from '@parley/coord';
+import { Nemesis, PARTITION_KINDS, type Simulation, violation } from '@parley/sim';
+import { registerScenario, type Scenario, type ScenarioRun } from '../../registry.js';
+import { highestTermLeader, raftClusterView, raftGroupConverged } from '../raft/group.js';
+import { type ModelName, startNodeStrongWorkload } from './workload.js';
+import { bootNodeStrongWorld, ENTRY_KEYS, type NodeStrongScenarioConfig, type RunState, VERSION_KEY } from './world.js';
+
+export type { NodeStrongScenarioConfig } from './world.js';
+
+export function nodeStrongScenario(config: NodeStrongScenarioConfig): Scenario {
+  return {
+    name: config.name,
+    description: config.description,
+    safetyMs: config.safetyMs ?? 6_000,
+    livenessBoundMs: config.livenessBoundMs ?? 20_000,
+    setup: (sim) => setupNodeStrong(sim, config),
+  };
+}
+
+function setupNodeStrong(sim: Simulation, config: NodeStrongScenarioConfig): ScenarioRun {
+  const state: RunState = { running: true };
+  const world = bootNodeStrongWorld(sim, config, state);
+  const { voters, nodes, app, member, fenceEvents, writesAt, versionIndex, deletesAt, agreement } = world;
+  const workload = startNodeStrongWorkload(sim, config, world, state);
+  const { recorders, unexpected, acked, viaNode, callMs } = workload;
+
+  // --- continuous invariants ----------------------------------------------------------
+  sim.invariant('node-strong', () => {
+    for (const id of nodes) {
+      const a = app(id);
+      if (a?.fatal !== undefined) throw violation('node-strong/driver-healthy', `${id}: ${String(a.fatal)}`);
+    }
+    if (agreement.length > 0) throw violation('node-strong/replica-agreement', agreement.join('; '));
+  });
+  const raftInvariants = new InvariantRegistry<RaftClusterView>();
+  registerRaftInvariants(raftInvariants);
+  sim.invariant('raft', () => raftInvariants.assertInvariants(raftClusterView(voters, app)));
+
+  const netNemesis = new Nemesis(sim, nodes, config.netNemesis).start();
+  const voterNemesis = new Nemesis(sim, voters, config.voterNemesis).start();
+  if (config.network) sim.network.configure(config.network);
+
+  let readding = false;
+  let linUnknown = 0;
+  let linOps = 0;
+  let durabilityChecked = 0;
+  const unknownChecks: string[] = [];
+  const linearizable = (model: Model<unknown, unknown, unknown>, name: ModelName) => {
+    const r = checkLinearizability(model, recorders[name].events(), { maxSteps: 5_000_000 });
+    if (r.verdict === 'not linearizable') {
+      throw violation(
+        `node-strong/linearizable-${name}`,
+        r.counterexample ? formatCounterexample(r.counterexample) : 'not linearizable',
+      );
+    }
+    if (r.verdict === 'unknown') {
+      linUnknown++;
+      unknownChecks.push(`linearizability of the ${name} history: unknown (step budget)`);
+    }
+    linOps += r.operations;
+  };
+
+  return {
+    quiesce() {
+      state.running = false;
+      netNemesis.stop();
+      voterNemesis.stop();
+    },
+    converged() {
+      // Every voter back in the group (a removal mid-run is undone by the liveness phase below).
+      const l = highestTermLeader(voters, app);
+      if (l === undefined) return false;
+      const st = l.driver.status();
+      if (st.voters.length !== voters.length) {
+        const missing = voters.find((v) => !st.voters.includes(v));
+        if (missing && !readding) {
+          readding = true;
+          l.module.cluster.addVoter(missing).finally(() => {
+            readding = false;
+          });
+        }
+        return false;
+      }
+      return raftGroupConverged(l, voters, app);
+    },
+    async check() {
+      if (unexpected.length > 0) throw violation('node-strong/unexpected-error', unexpected.join('; '));
+      const snaps = voters.map((id) => {
+        const r = member(id);
+        if (!r) throw violation('node-strong/snapshot-agreement', `${id} is down after healing`);
+        return { id, index: r.driver.appliedIndex, bytes: Buffer.from(r.sm.snapshot()).toString('base64') };
+      });
+      const ref = snaps[0] as (typeof snaps)[number];
+      for (const s of snaps) {
+        if (s.index === ref.index && s.bytes !== ref.bytes) {
+          throw violation('node-strong/snapshot-agreement', `${s.id} and ${ref.id} differ at applied index ${s.index}`);
+        }
+      }
+      linearizable(parleyEntryModel as Model<unknown, unknown, unknown>, 'entry');
+      linearizable(parleyLeaseModel as Model<unknown, unknown, unknown>, 'lease');
+      linearizable(parleyLockModel as Model<unknown, unknown, unknown>, 'lock');
+      const fencing = checkFencing(fenceEvents);
+      if (!fencing.ok) throw violation('node-strong/fencing', JSON.stringify(fencing.violations.slice(0, 3)));
+
+      // Durability: crash every voter, restart it from its disk, and read what it recovered.
+      for (const id of voters) sim.host(id).crash();
+      for (const id of voters) sim.host(id).restart();
+      await sim.runUntil(() => voters.every((id) => app(id) !== undefined), 1_000);
+      for (const id of voters) {
+        const a = app(id);
+        if (!a) throw violation('node-strong/durability', `${id} did not boot from its disk`);
+        const storage = a.nodeCtx.storage.raftLog;
+        const snap = storage.snapshot();
+        const snapshotIndex = snap.meta.index;
+        const snapshot = new Map<string, { version: string | null; index: number }>();
+        if (snap.data.byteLength > 0) {
+          const sm = new CoordStateMachine({ versionKey: VERSION_KEY });
+          sm.restore(snap.data);
+          for (const key of ENTRY_KEYS) {
+            const got = sm.query({ type: 'get', namespace: 'kv', key }, sm.timeMs);
+            if (got.ok && got.value.type === 'got') {
+              const v = got.value.entry.version;
+              snapshot.set(key, { version: v, index: versionIndex.get(v) ?? -1 });
+            } else {
+              let at = 0;
+              for (const idx of deletesAt.get(key) ?? []) if (idx <= snapshotIndex) at = Math.max(at, idx);
+              if (at > 0) snapshot.set(key, { version: null, index: at });
+            }
+          }
+        }
+        const entries = new Map<number, { key: string; version: string }>();
+        const last = storage.lastIndex();
+        const first = Math.max(snapshotIndex + 1, storage.firstIndex());
+        for (const e of first <= last ? storage.entries(first, last + 1) : []) {
+          const w = writesAt.get(e.index);
+          if (!w || e.type !== 'normal' || e.data.byteLength === 0) continue;
+          const cmd = decodeCommand(e.data);
+          if (`${cmd.clientId}/${cmd.seq}` === w.who) entries.set(e.index, { key: w.key, version: w.version });
+        }
+        const d = checkDurability(acked, { snapshotIndex, snapshot, entries });
+        if (!d.ok) throw violation('node-strong/durability', `${id}: ${JSON.stringify(d.violations.slice(0, 3))}`);
+        durabilityChecked += acked.length;
+      }
+    },
+    inconclusive: () => unknownChecks.slice(),
+    metrics() {
+      return {
+        voters: config.voters,
+        nonMembers: config.nonMembers,
+        calls: workload.stats.calls,
+        callsViaVoters: viaNode.get('voter') ?? 0,
+        callsViaOutsiders: viaNode.get('outsider') ?? 0,
+        indeterminate: workload.stats.indeterminate,
+        gaveUp: workload.stats.gaveUp,
+        callMsP50: percentile(callMs, 0.5),
+        callMsP99: percentile(callMs, 0.99),
+        applied: world.stats.applied,
+        historyEvents: recorders.entry.size + recorders.lease.size + recorders.lock.size,
+        linearizabilityOps: linOps,
+        linearizabilityUnknown: linUnknown,
+        fenceEvents: fenceEvents.length,
+        ackedWrites: acked.length,
+        durabilityChecked,
+        snapshotsInstalled: world.stats.snapshotsInstalled,
+        transfers: workload.stats.transfers,
+        membershipChanges: workload.stats.membershipChanges,
+        partitions: netNemesis.stats.partitions,
+        crashes: voterNemesis.stats.crashes,
+        pauses: voterNemesis.stats.pauses,
+        clockJumps: voterNemesis.stats.clockJumps,
+      };
+    },
+  };
+}
+
+function percentile(xs: number[], q: number): number {
+  if (xs.length === 0) return 0;
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number;
+}
+
+const LOSSY = { lossRate: 0.1, duplicateRate: 0.05, reorder: true, latency: { minMs: 1, meanMs: 8, maxMs: 120 } };
+
+export const NODE_STRONG_SCENARIOS: readonly Scenario[] = [
+  nodeStrongScenario({
+    name: 'node-strong-3-partition',
+    description:
+      '3 voters + 2 non-member nodes, 6 clients calling through any node; partitions of every kind over all nodes, 2% loss with reordering; clocks ±100 ms.',
+    voters: 3,
+    nonMembers: 2,
+    clients: 6,
+    network: { lossRate: 0.02, reorder: true },
+    netNemesis: { partitions: PARTITION_KINDS },
+    voterNemesis: {},
+    skewMs: 100,
+  }),
+  nodeStrongScenario({
+    name: 'node-strong-3-crash',
+    description:
+      '3 voters + 2 non-members, 6 clients; voter crashes losing unsynced writes (torn tails), restart from disk; pauses; 5% loss and duplicates.',
+    voters: 3,
+    nonMembers: 2,
+    clients: 6,
+    network: { lossRate: 0.05, duplicateRate: 0.02 },
+    netNemesis: {},
+    voterNemesis: { crashes: true, pauses: true, maxDown: 1 },
+    disk: { tornWriteRate: 0.5 },
+    skewMs: 100,
+  }),
+  nodeStrongScenario({
+    name: 'node-strong-5-chaos',
+    description:
+      '5 voters + 2 non-members, 8 clients; lossy network, partitions, clogs, crashes, pauses and clock jumps at once; clocks ±200 ms with drift; snapshot every 10 entries.',
+    voters: 5,
+    nonMembers: 2,
+    clients: 8,
+    network: LOSSY,
+    netNemesis: { partitions: PARTITION_KINDS, clogs: true },
+    voterNemesis: { crashes: true, pauses: true, clockJumps: true, maxClockJumpMs: 150, maxDown: 2 },
+    disk: { tornWriteRate: 0.5 },
+    skewMs: 200,
+    driftPpm: 100,
+    snapshotEveryEntries: 10,
+    keepEntries: 0,
+  }),
+  nodeStrongScenario({
+    name: 'node-strong-5-membership',
+    description:
+      '5 voters + 2 non-members, 6 clients; leadership transfers and a voter removed and re-added mid-workload, with partitions and 2% loss.',
+    voters: 5,
+    nonMembers: 2,
+    clients: 6,
+    network: { lossRate: 0.02 },
+    netNemesis: { partitions: ['isolate', 'majority'] },
+    voterNemesis: { pauses: true },
+    skewMs: 100,
+    membership: true,
+  }),
+];
+
+for (const s of NODE_STRONG_SCENARIOS) registerScenario(s);

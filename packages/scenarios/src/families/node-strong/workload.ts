@@ -1,0 +1,464 @@
+/**
+ * `node-strong-*` workload: clients calling the public API (`strong(ns)`,
+ * `locks(ns)`, leases) through any live node, each call recorded in the
+ * entry, lease or lock history (ok, fail with an observed code, or
+ * indeterminate `info`), and in the `-membership` variant leadership
+ * transfers and a voter removed and re-added mid-workload.
+ */
+
+import type { AckedWrite } from '@parley/check';
+import { HistoryRecorder, type HistoryValue } from '@parley/check';
+import { isParleyError, type PeerId } from '@parley/interface';
+import type { Lease } from '@parley/node';
+import type { Simulation } from '@parley/sim';
+import { between } from '@parley/sim';
+import { highestTermLeader } from '../raft/group.js';
+import type { NodeStrongHost } from './host.js';
+import { ENTRY_KEYS, type NodeStrongScenarioConfig, type NodeStrongWorld, type RunState } from './world.js';
+
+/** The client gives up on a call it has heard nothing of after this long (its node crashed). */
+const GIVE_UP_MS = 8_000;
+const CLAIM_KEYS = ['c0', 'c1'];
+const LEASE_KEYS = ['l0', 'l1'];
+const LOCK_KEYS = ['m0', 'm1'];
+/** Errors that leave a call's outcome unknown. */
+const INDETERMINATE = new Set(['timeout', 'unavailable', 'not_leader', 'closed', 'outcome_unknown']);
+
+export type ModelName = 'entry' | 'lease' | 'lock';
+
+/** An answer the model reads as a failure with this code (an absent key from `get`, `delete` of nothing). */
+class Failed {
+  constructor(readonly code: string) {}
+}
+
+interface Client {
+  readonly name: string;
+  busy: boolean;
+  versions: Map<string, string>;
+  /** Lease handles work through the node that made them, while that node lives. */
+  leases: Map<string, { lease: Lease; via: NodeStrongHost }>;
+  locks: Map<string, number>;
+}
+
+/** The clients' histories and what their calls came to. */
+export interface NodeStrongWorkload {
+  readonly recorders: Record<ModelName, HistoryRecorder>;
+  readonly unexpected: string[];
+  readonly acked: AckedWrite[];
+  readonly viaNode: Map<string, number>;
+  readonly callMs: number[];
+  readonly stats: {
+    calls: number;
+    indeterminate: number;
+    gaveUp: number;
+    transfers: number;
+    membershipChanges: number;
+  };
+}
+
+/** Starts the clients (and the membership churn) on a booted world. */
+export function startNodeStrongWorkload(
+  sim: Simulation,
+  config: NodeStrongScenarioConfig,
+  world: NodeStrongWorld,
+  state: RunState,
+): NodeStrongWorkload {
+  const rng = sim.random;
+  const { voters, nodes, app, versionIndex } = world;
+
+  // --- clients ------------------------------------------------------------------
+  const recorders: Record<ModelName, HistoryRecorder> = {
+    entry: new HistoryRecorder({ nowMs: () => sim.nowMs(), maxEvents: 200_000 }),
+    lease: new HistoryRecorder({ nowMs: () => sim.nowMs(), maxEvents: 200_000 }),
+    lock: new HistoryRecorder({ nowMs: () => sim.nowMs(), maxEvents: 200_000 }),
+  };
+  const unexpected: string[] = [];
+  const acked: AckedWrite[] = [];
+  const stats = { calls: 0, indeterminate: 0, gaveUp: 0, transfers: 0, membershipChanges: 0 };
+  const viaNode = new Map<string, number>();
+  const callMs: number[] = [];
+
+  /** A live node to call through: any of them, members or not. */
+  function pickNode(): NodeStrongHost | undefined {
+    const live = nodes.filter((n) => sim.host(n).state === 'up' && app(n) !== undefined);
+    if (live.length === 0) return undefined;
+    const id = live[rng.int(live.length)] as PeerId;
+    const kind = voters.includes(id) ? 'voter' : 'outsider';
+    viaNode.set(kind, (viaNode.get(kind) ?? 0) + 1);
+    return app(id);
+  }
+
+  /**
+   * One API call of client `c` through `node`, recorded in the `model` history:
+   * ok → okValue; an observed error code → fail; retryable or given up → info.
+   */
+  function record<T>(
+    model: ModelName,
+    c: Client,
+    f: string,
+    key: string,
+    input: HistoryValue,
+    run: () => Promise<T>,
+    okValue: (r: T) => HistoryValue | Failed,
+    observed: Record<string, string>,
+    after?: (outcome: { ok: true; value: T } | { ok: false; code: string }) => void,
+  ): void {
+    const rec = recorders[model];
+    rec.invoke(c.name, f, input, key);
+    c.busy = true;
+    stats.calls++;
+    let open = true;
+    const invokedAt = sim.nowMs();
+    const finish = (fn: () => void) => {
+      if (!open) return;
+      open = false;
+      c.busy = false;
+      callMs.push(sim.nowMs() - invokedAt);
+      fn();
+    };
+    sim.schedule(GIVE_UP_MS, () =>
+      finish(() => {
+        stats.gaveUp++;
+        rec.info(c.name, null, { error: 'gave-up' });
+      }),
+    );
+    run().then(
+      (value) =>
+        finish(() => {
+          const v = okValue(value);
+          if (v instanceof Failed) rec.fail(c.name, null, { error: v.code });
+          else rec.ok(c.name, v);
+          after?.({ ok: true, value });
+        }),
+      (err) =>
+        finish(() => {
+          const code = isParleyError(err) ? err.code : 'crash';
+          if (observed[code] !== undefined) rec.fail(c.name, null, { error: observed[code] as string });
+          else {
+            stats.indeterminate++;
+            rec.info(c.name, null, { error: code });
+            if (!INDETERMINATE.has(code) && unexpected.length < 10)
+              unexpected.push(`${c.name} ${f} ${key}: ${String(err)}`);
+          }
+          after?.({ ok: false, code });
+        }),
+    );
+  }
+
+  const pick = <T>(xs: readonly T[]): T => xs[rng.int(xs.length)] as T;
+  let valueCounter = 0;
+
+  function entryOp(c: Client, node: NodeStrongHost): void {
+    const ns = node.module.strong('kv');
+    const key = pick(ENTRY_KEYS);
+    const value = ++valueCounter;
+    const known = c.versions.get(key);
+    const kind = rng.int(6);
+    const ack = (o: { ok: true; value: { version: string } } | { ok: false; code: string }) => {
+      if (!o.ok) return;
+      const v = o.value.version;
+      c.versions.set(key, v);
+      const index = versionIndex.get(v);
+      if (index !== undefined) acked.push({ key, version: v, index });
+    };
+    if (kind === 0) {
+      record(
+        'entry',
+        c,
+        'get',
+        key,
+        null,
+        () => ns.get(key),
+        (e) => (e === undefined ? new Failed('key_not_found') : { value: e.value as HistoryValue, version: e.version }),
+        {},
+        (o) => {
+          if (o.ok && o.value) c.versions.set(key, o.value.version);
+          else if (o.ok) c.versions.delete(key);
+        },
+      );
+    } else if (kind === 1 || (kind === 2 && known === undefined)) {
+      record(
+        'entry',
+        c,
+        'set',
+        key,
+        { value },
+        () => ns.set(key, value),
+        (r) => ({ version: r.version }),
+        {},
+        ack,
+      );
+    } else if (kind === 2 && known !== undefined) {
+      record(
+        'entry',
+        c,
+        'set',
+        key,
+        { value, ifVersion: known },
+        () => ns.set(key, value, { ifVersion: known }),
+        (r) => ({ version: r.version }),
+        { version_mismatch: 'version_mismatch', key_not_found: 'version_mismatch' },
+        ack,
+      );
+    } else if (kind === 3) {
+      record(
+        'entry',
+        c,
+        'set',
+        key,
+        { value, ifNotExists: true },
+        () => ns.set(key, value, { ifNotExists: true }),
+        (r) => ({ version: r.version }),
+        { key_already_exists: 'key_already_exists' },
+        ack,
+      );
+    } else if (kind === 4) {
+      const useVersion = known !== undefined && rng.int(2) === 0;
+      record(
+        'entry',
+        c,
+        'delete',
+        key,
+        useVersion ? { ifVersion: known } : null,
+        () => ns.delete(key, useVersion ? { ifVersion: known } : {}),
+        (existed) => (existed ? { existed: true } : new Failed('key_not_found')),
+        { key_not_found: 'key_not_found', version_mismatch: 'version_mismatch' },
+      );
+    } else {
+      const ck = pick(CLAIM_KEYS);
+      record(
+        'entry',
+        c,
+        'claim',
+        ck,
+        { value },
+        () => ns.claim(ck, value),
+        (r): HistoryValue =>
+          r.won
+            ? { won: true, version: r.version }
+            : { won: false, value: r.value as HistoryValue, version: r.version },
+        {},
+      );
+    }
+  }
+
+  function leaseOp(c: Client, node: NodeStrongHost): void {
+    const ns = node.module.strong('lease');
+    const key = pick(LEASE_KEYS);
+    const held = c.leases.get(key);
+    if (held && app(held.via.ctx.id) !== held.via) c.leases.delete(key); // its node crashed: forget the handle
+    const lease = c.leases.get(key)?.lease;
+    const holder = c.name;
+    const kind = lease === undefined ? (rng.int(4) === 0 ? 4 : 0) : rng.int(5);
+    const lost = (o: { ok: boolean; code?: string }) => {
+      if (!o.ok && o.code === 'lease_lost') c.leases.delete(key);
+    };
+    if (kind === 0) {
+      const ttl = 1 + rng.int(3);
+      record(
+        'lease',
+        c,
+        'acquire',
+        key,
+        { holder },
+        () => ns.lease(key, { ttl, holder, state: { by: holder } }),
+        (l) => ({ epoch: l.epoch }),
+        { lock_held: 'lock_held' },
+        (o) => {
+          if (o.ok) c.leases.set(key, { lease: o.value, via: node });
+        },
+      );
+    } else if (kind === 1 && lease) {
+      record(
+        'lease',
+        c,
+        'renew',
+        key,
+        { holder, epoch: lease.epoch },
+        () => lease.renew(1 + rng.int(3)),
+        () => ({}),
+        { lease_lost: 'lease_lost' },
+        lost,
+      );
+    } else if (kind === 2 && lease) {
+      record(
+        'lease',
+        c,
+        'write',
+        key,
+        { holder, epoch: lease.epoch },
+        () => lease.updateState({ n: ++valueCounter }),
+        () => ({}),
+        { lease_lost: 'lease_lost' },
+        lost,
+      );
+    } else if (kind === 3 && lease) {
+      record(
+        'lease',
+        c,
+        'release',
+        key,
+        { holder, epoch: lease.epoch },
+        () => lease.release(),
+        () => ({}),
+        { lease_lost: 'lease_lost' },
+        (o) => {
+          if (o.ok || o.code === 'lease_lost') c.leases.delete(key);
+        },
+      );
+    } else {
+      record(
+        'lease',
+        c,
+        'get',
+        key,
+        null,
+        () => ns.get(key),
+        (e): HistoryValue => {
+          if (e === undefined) return null;
+          const doc = e.value as { holder: string | null; epoch: number };
+          return doc.holder === null ? { holder: null } : { holder: doc.holder, epoch: doc.epoch };
+        },
+        {},
+      );
+    }
+  }
+
+  function lockOp(c: Client, node: NodeStrongHost): void {
+    const locks = node.module.locks('lock');
+    const key = pick(LOCK_KEYS);
+    const fence = c.locks.get(key);
+    const owner = c.name;
+    const kind = fence === undefined ? (rng.int(5) === 0 ? 4 : 0) : rng.int(5);
+    const forget = (o: { ok: boolean }) => {
+      if (!o.ok) c.locks.delete(key);
+    };
+    if (kind === 0) {
+      const wait = rng.int(4) === 0 ? 1 : 0;
+      record(
+        'lock',
+        c,
+        'acquire',
+        key,
+        { owner },
+        () => locks.acquire(key, { owner, ttl: 1 + rng.int(3), wait }),
+        (g) => ({ fence: g.fence }),
+        { lock_held: 'lock_held' },
+        (o) => {
+          if (o.ok) c.locks.set(key, o.value.fence);
+        },
+      );
+    } else if (kind === 1 && fence !== undefined) {
+      record(
+        'lock',
+        c,
+        'renew',
+        key,
+        { owner, fence },
+        () => locks.renew(key, { owner, fence, ttl: 1 + rng.int(3) }),
+        () => ({}),
+        // An expired, not re-granted lock renews as lease_lost: the grant is over.
+        { fence_stale: 'fence_stale', lease_lost: 'lease_lost' },
+        forget,
+      );
+    } else if ((kind === 2 || kind === 3) && fence !== undefined) {
+      const value = ++valueCounter;
+      record(
+        'lock',
+        c,
+        'write',
+        key,
+        { fence },
+        () => node.module.strong('fenced').set(key, value, { fence: { namespace: 'lock', key, fence } }),
+        () => ({}),
+        { fence_stale: 'fence_stale' },
+        forget,
+      );
+    } else if (kind === 4 && fence !== undefined) {
+      record(
+        'lock',
+        c,
+        'release',
+        key,
+        { owner, fence },
+        () => locks.release(key, { owner, fence }),
+        (released) => ({ released }),
+        {},
+        () => c.locks.delete(key),
+      );
+    } else {
+      record(
+        'lock',
+        c,
+        'get',
+        key,
+        null,
+        () => locks.inspect(key),
+        (info) => (info.holder === null ? null : { owner: info.holder.owner, fence: info.holder.fence }),
+        {},
+      );
+    }
+  }
+
+  function tick(c: Client): void {
+    sim.schedule(between(rng, 30, 150), () => {
+      if (!state.running) return;
+      if (!c.busy) {
+        const node = pickNode();
+        if (node) {
+          const roll = rng.int(100);
+          if (roll < 40) entryOp(c, node);
+          else if (roll < 70) leaseOp(c, node);
+          else lockOp(c, node);
+        }
+      }
+      tick(c);
+    });
+  }
+
+  const clients: Client[] = Array.from({ length: config.clients }, (_, i) => ({
+    name: `c${i}`,
+    busy: false,
+    versions: new Map(),
+    leases: new Map(),
+    locks: new Map(),
+  }));
+  for (const c of clients) tick(c);
+
+  // --- membership changes and leadership transfers mid-workload ----------------------
+  if (config.membership) {
+    const churn = () => {
+      if (!state.running) return;
+      const node = pickNode();
+      const leader = highestTermLeader(voters, app);
+      if (node && leader) {
+        const st = leader.driver.status();
+        const roll = rng.int(3);
+        const target = pick(voters.filter((v) => v !== leader.ctx.id));
+        if (roll === 0) {
+          node.module.cluster.transferLeadership(target).then(
+            () => stats.transfers++,
+            () => {},
+          );
+        } else if (roll === 1 && st.voters.length === voters.length) {
+          node.module.cluster.removeVoter(target).then(
+            () => stats.membershipChanges++,
+            () => {},
+          );
+        } else {
+          const missing = voters.find((v) => !st.voters.includes(v));
+          if (missing) {
+            node.module.cluster.addVoter(missing).then(
+              () => stats.membershipChanges++,
+              () => {},
+            );
+          }
+        }
+      }
+      sim.schedule(between(rng, 800, 2_000), churn);
+    };
+    sim.schedule(1_000, churn);
+  }
+
+  return { recorders, unexpected, acked, viaNode, callMs, stats };
+}

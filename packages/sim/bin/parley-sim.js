@@ -1,5 +1,0 @@
-#!/usr/bin/env node
-// parley-sim: runs simulation scenarios over many seeds (see docs/simulation.md).
-import { main } from '../dist/cli/sim.js';
-
-process.exitCode = await main();
