@@ -20,7 +20,7 @@ import {
   type LinearizabilityOptions,
   type LinearizabilityResult,
 } from './linearizability.js';
-import { getModel, MODELS } from './models.js';
+import { getModel, MODELS } from './models/index.js';
 import { decodeHistoryBytes, HISTORY_FORMATS, type HistoryFormat, parseHistory } from './parse.js';
 
 export const EXIT_LINEARIZABLE = 0;

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { type OracleModel, type OracleOp, oracleLinearizable } from './brute-force.js';
 import { checkLinearizability } from './linearizability.js';
 import type { Model } from './model.js';
-import { getModel } from './models.js';
+import { getModel } from './models/index.js';
 import { parseHistory } from './parse.js';
 import { testSeed, withSeed } from './test-util.js';
 

@@ -24,7 +24,6 @@ export * from './invariants.js';
 export { CheckerSelfTestError, KNOWN_BAD, type KnownBadCase, runKnownBad } from './known-bad.js';
 export * from './linearizability.js';
 export * from './model.js';
-export * from './models.js';
-export * from './parley-models.js';
+export * from './models/index.js';
 export * from './parse.js';
 export * from './raft-invariants.js';

@@ -17,7 +17,7 @@ import { HistoryRecorder } from './history.js';
 import { InvariantRegistry } from './invariants.js';
 import { checkLinearizability } from './linearizability.js';
 import type { Model } from './model.js';
-import { parleyEntryModel, parleyLeaseModel, parleyLockModel } from './parley-models.js';
+import { parleyEntryModel, parleyLeaseModel, parleyLockModel } from './models/index.js';
 import { type RaftClusterView, type RaftNodeView, registerRaftInvariants } from './raft-invariants.js';
 
 export interface KnownBadCase {

@@ -3,8 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { HistoryRecorder, type HistoryValue, type ProcessId } from './history.js';
 import { checkLinearizability, formatCounterexample } from './linearizability.js';
 import type { Model } from './model.js';
-import { casRegisterModel, kvModel, MODELS, mutexModel, registerModel } from './models.js';
-import { parleyEntryModel, parleyLeaseModel, parleyLockModel } from './parley-models.js';
+import {
+  casRegisterModel,
+  kvModel,
+  MODELS,
+  mutexModel,
+  parleyEntryModel,
+  parleyLeaseModel,
+  parleyLockModel,
+  registerModel,
+} from './models/index.js';
 import {
   bruteForceLinearizable,
   type Completion,

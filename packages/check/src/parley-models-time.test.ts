@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { HistoryRecorder, type HistoryValue } from './history.js';
 import { checkLinearizability } from './linearizability.js';
 import type { Model } from './model.js';
-import { parleyLeaseModel, parleyLockModel } from './parley-models.js';
+import { parleyLeaseModel, parleyLockModel } from './models/index.js';
 
 /** Calls at given times: [process, f, input, invoke ms, complete ms, ok value or {err}]. */
 type Call = readonly [string, string, HistoryValue, number, number, HistoryValue | { err: string }];

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { HistoryRecorder, type HistoryValue } from './history.js';
 import { checkLinearizability } from './linearizability.js';
 import type { Model } from './model.js';
-import { parleyEntryModel, parleyLeaseModel, parleyLockModel } from './parley-models.js';
+import { parleyEntryModel, parleyLeaseModel, parleyLockModel } from './models/index.js';
 import { testSeed, withSeed } from './test-util.js';
 
 /** A tiny script: each line is `process f key input => result` or `=> !error` or `=> ?` (lost reply). */

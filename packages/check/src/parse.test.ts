@@ -2,7 +2,7 @@ import { DecodeError } from '@parley/interface';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkLinearizability } from './linearizability.js';
-import { casRegisterModel } from './models.js';
+import { casRegisterModel } from './models/index.js';
 import { parseHistory } from './parse.js';
 import { testSeed, withSeed } from './test-util.js';
 

@@ -7,7 +7,7 @@ import { type Random, SeededRandom } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
 import { type HistoryEvent, HistoryRecorder } from './history.js';
 import { checkLinearizability } from './linearizability.js';
-import { kvModel, mutexModel, registerModel } from './models.js';
+import { kvModel, mutexModel, registerModel } from './models/index.js';
 import { testSeed, withSeed } from './test-util.js';
 
 /** `n` calls, one at a time: writes of fresh values, each followed by a read of it. */

@@ -13,7 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { checkLinearizability, type Verdict } from './linearizability.js';
 import type { Model } from './model.js';
-import { casRegisterModel, kvModel, registerModel } from './models.js';
+import { casRegisterModel, kvModel, registerModel } from './models/index.js';
 import { parseHistory } from './parse.js';
 
 export type TestdataGroup = 'porcupine-etcd' | 'porcupine-kv' | 'knossos-cas-register';
