@@ -9,7 +9,7 @@ import { createNode } from './node.js';
 import { silentNodeLogger } from './testing/testkit.js';
 
 // The child takes the lock through the built package (subprocess tests use dist/: run `npx tsc -b` first).
-const DIST_LOCK = fileURLToPath(new URL('../dist/lock.js', import.meta.url));
+const DIST_LOCK = fileURLToPath(new URL('../dist/data-dir-lock.js', import.meta.url));
 
 const dirs: string[] = [];
 const children: ChildProcess[] = [];

@@ -75,7 +75,13 @@ describe('strong namespaces through createNode (libp2p, LevelDB)', () => {
     const outsider = await start(3, [...a.addresses, ...b.addresses, ...c.addresses]);
     nodes.push(outsider);
     expect(outsider.peerId).toBe(ids[3]);
-    await eventually(async () => (await a.cluster.status()).leader !== null, 15_000);
+    // Every voter knows the leader before the outsider calls: a member that has known no leader
+    // for an election timeout refuses at once with `unavailable` (fail fast), and one that has
+    // not yet heard the new leader's first heartbeat, under load, may do just that.
+    await eventually(async () => {
+      const views = await Promise.all([a, b, c].map(async (n) => (await n.cluster.status()).leader));
+      return views.every((l) => l !== null && l === views[0]);
+    }, 15_000);
     const w = await outsider.strong('ns').set('k', 1);
     const r = await b.strong('ns').set('k', 2, { ifVersion: w.version });
     expect((await c.strong('ns').get('k'))?.version).toBe(r.version);
