@@ -19,6 +19,7 @@ export type * from './api.js';
 export type { NodeContext, NodeEvents, NodeLogger, NodeStorage } from './context.js';
 export { DataDirLockedError } from './data-dir-lock.js';
 export type { EventualOptions } from './eventual/options.js';
+export { loadDocumentEngines } from './eventual/rich-loader.js';
 export { createNode } from './node.js';
 export type { NodeOptions } from './options.js';
 export type { StrongOptions } from './strong/options.js';

@@ -50,6 +50,7 @@ import { loadNamespace } from './persist.js';
 import type { ReplicationPort, RichPort } from './port.js';
 import { Replicator } from './replication.js';
 import type { RichValues } from './rich.js';
+import { richModule } from './rich-loader.js';
 
 export function checkNamespaceName(name: unknown): string {
   if (!isNamespaceName(name)) {
@@ -314,7 +315,7 @@ export class EventualNamespaceImpl implements EventualNamespace {
 
   private async richValues(): Promise<RichValues> {
     if (!this.rich) {
-      const { RichValues } = await import('./rich.js');
+      const { RichValues } = await richModule();
       this.rich ??= new RichValues(this.richPort());
     }
     return this.rich;

@@ -240,6 +240,10 @@ export class RichValues implements CommitSource {
   private async openYjs(key: string): Promise<YjsValue> {
     const { records, stored } = await this.load('y', key);
     const doc = new Y.Doc();
+    // Yjs draws a client id from the platform's randomness; the node's own seeded random gives one
+    // of the same size, so a simulated run replays exactly (the id only has to differ between the
+    // writers of one document; Yjs itself renews it on a collision it sees).
+    doc.clientID = this.ns.ctx.random.nextU32();
     let bad = 0;
     for (const r of records) {
       try {

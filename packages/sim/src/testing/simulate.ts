@@ -6,6 +6,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { InvalidArgumentError } from '@parley/interface';
+import { loadDocumentEngines } from '@parley/node';
 import { Simulation } from '../simulation.js';
 import { SimulationExpectationError } from './checks.js';
 import { SimCluster, type SimulateOptions } from './cluster.js';
@@ -59,6 +60,8 @@ export async function simulate(
   fn: (cluster: SimCluster) => Promise<void> | void,
 ): Promise<SimulateResult> {
   const seed = chooseSeed(options.seed);
+  // Loaded before simulated time starts, so a document's first use reads no module mid-run.
+  await loadDocumentEngines();
   const sim = new Simulation({ seed });
   let cluster: SimCluster | undefined;
   const timers = SimulatedTimers.install(sim);

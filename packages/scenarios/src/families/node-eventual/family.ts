@@ -20,7 +20,13 @@
 import { checkConvergence, type EventualWrite, HistoryRecorder } from '@parley/check';
 import { compareHlc, encodeDigest, encodeState, type Hlc, type NamespaceReplica } from '@parley/crdt';
 import type { PeerId } from '@parley/interface';
-import { createNode, type EventualNamespace, type NodeLogger, type ParleyNode } from '@parley/node';
+import {
+  createNode,
+  type EventualNamespace,
+  loadDocumentEngines,
+  type NodeLogger,
+  type ParleyNode,
+} from '@parley/node';
 import { internals, type ParleyNodeInternals } from '@parley/node/testing';
 import {
   between,
@@ -85,7 +91,12 @@ export function nodeEventualScenario(config: NodeEventualConfig): Scenario {
     description: config.description,
     safetyMs: config.safetyMs ?? 8_000,
     livenessBoundMs: config.livenessBoundMs ?? 20_000,
-    setup: (sim) => setup(sim, config),
+    // The document engines load before simulated time starts: a module read inside the run
+    // would take real time between simulated steps, and the seed would not replay.
+    setup: async (sim) => {
+      await loadDocumentEngines();
+      return setup(sim, config);
+    },
   };
 }
 
