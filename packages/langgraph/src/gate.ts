@@ -10,6 +10,7 @@ import type {
   Lease,
   ListPage,
   ListQuery,
+  QueueOptions,
   StrongChange,
   StrongEntry,
   StrongNamespace,
@@ -75,6 +76,9 @@ export class GatedNamespace implements StrongNamespace {
   }
   doc<T extends JsonValue>(key: string) {
     return this.ns.doc<T>(key);
+  }
+  queue(name: string, options?: QueueOptions) {
+    return this.ns.queue(name, options);
   }
   watch(options: WatchOptions & { fromRevision?: number }, callback: (change: StrongChange) => void) {
     return this.ns.watch(options, callback);

@@ -18,6 +18,7 @@ import type {
 } from '@parley/coord';
 import type { ParleyError, PeerId, TypedEvents, Unsubscribe } from '@parley/interface';
 import type { NodeEvents } from './context.js';
+import type { QueueOptions, StrongQueue } from './queue-api.js';
 
 export type { JsonValue } from '@parley/coord';
 
@@ -215,6 +216,8 @@ export interface StrongNamespace {
   /** A JSON document at `key`, changed by read, apply, compare-and-swap (retried on conflict). */
   doc<T extends JsonValue>(key: string): StrongDoc<T>;
   watch(options: StrongWatchOptions, callback: (change: StrongChange) => void): Unsubscribe;
+  /** A fenced work queue kept in this namespace (docs/queue.md). */
+  queue(name: string, options?: QueueOptions): StrongQueue;
 }
 
 /** `strong(ns).doc(key)`. */

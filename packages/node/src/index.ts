@@ -22,6 +22,7 @@ export type { EventualOptions } from './eventual/options.js';
 export { loadDocumentEngines } from './eventual/rich-loader.js';
 export { createNode } from './node.js';
 export type { NodeOptions } from './options.js';
+export type * from './queue-api.js';
 export type { StrongOptions } from './strong/options.js';
 export { raftStrong } from './strong/provider.js';
 export type { StrongProvider, StrongSide } from './strong-side.js';

@@ -9,6 +9,7 @@ import { leasesSuite } from './leases.js';
 import { limitsSuite } from './limits.js';
 import { listSuite } from './list.js';
 import { locksSuite } from './locks.js';
+import { queueSuite } from './queue.js';
 import { ttlSuite } from './ttl.js';
 import { unreachableSuite } from './unreachable.js';
 import { watchSuite } from './watch.js';
@@ -26,6 +27,7 @@ export function strongConformance(backend: () => BackendUnderTest): void {
     ttlSuite(b);
     locksSuite(b);
     leasesSuite(b);
+    queueSuite(b);
     watchSuite(b);
     unreachableSuite(b);
   });

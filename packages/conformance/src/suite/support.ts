@@ -1,7 +1,8 @@
 /** Small helpers shared by the suite's files. */
 import { type ErrorCode, isParleyError } from '@parley/interface';
 import { it } from 'vitest';
-import type { BackendUnderTest } from '../backends.js';
+import type { BackendUnderTest, StrongNode } from '../backends.js';
+import type { JumpClock } from '../clock.js';
 
 /** A matcher for `rejects.toSatisfy`: a ParleyError with this code. */
 export const code = (c: ErrorCode) => (e: unknown) => isParleyError(e, c);
@@ -30,4 +31,20 @@ export function gate(b: BackendUnderTest): (name: string, fn: () => Promise<void
     if (gap) it.skip(`${name} [not yet on ${b.kind}: ${gap.why}]`, fn);
     else it(name, fn, timeoutMs);
   };
+}
+
+/** Below coord's `maxTimeStepMs` (5 s): the most one command moves the built-in's time. */
+const STEP_MS = 4_000;
+
+/**
+ * Moves `clock` forward by `ms` as time passes on a live cluster: in steps the
+ * built-in backend accepts (one command moves its time at most `maxTimeStepMs`,
+ * see docs/guarantees.md), with a write after each step, as the leader's
+ * periodic `expire` would do.
+ */
+export async function passTime(node: StrongNode, clock: JumpClock, ms: number): Promise<void> {
+  for (let left = ms; left > 0; left -= STEP_MS) {
+    clock.advance(Math.min(STEP_MS, left));
+    await node.strong('conformance-clock').set('tick', clock.nowMs());
+  }
 }

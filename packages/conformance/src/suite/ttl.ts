@@ -4,25 +4,9 @@
  * every read and conditional write, before any cleanup runs.
  */
 import { describe, expect } from 'vitest';
-import type { BackendUnderTest, StrongNode } from '../backends.js';
+import type { BackendUnderTest } from '../backends.js';
 import { JumpClock } from '../clock.js';
-import { code, gate } from './support.js';
-
-/** Below coord's `maxTimeStepMs` (5 s): the most one command moves the built-in's time. */
-const STEP_MS = 4_000;
-
-/**
- * Moves `clock` forward by `ms` as time passes on a live cluster: in steps the
- * built-in backend accepts (one command moves its time at most `maxTimeStepMs`,
- * see docs/guarantees.md), with a write after each step, as the leader's
- * periodic `expire` would do.
- */
-async function passTime(node: StrongNode, clock: JumpClock, ms: number): Promise<void> {
-  for (let left = ms; left > 0; left -= STEP_MS) {
-    clock.advance(Math.min(STEP_MS, left));
-    await node.strong('conformance-clock').set('tick', clock.nowMs());
-  }
-}
+import { code, gate, passTime } from './support.js';
 
 export function ttlSuite(b: BackendUnderTest): void {
   const it = gate(b);

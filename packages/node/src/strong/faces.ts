@@ -20,7 +20,12 @@ export interface StrongFaces {
 export function strongFaces(ctx: NodeContext, backend: StrongBackend): StrongFaces {
   return {
     strong: (namespace) =>
-      new StrongNamespaceImpl(namespace, backend, () => new Promise((resolve) => ctx.scheduler.after(0, resolve))),
+      new StrongNamespaceImpl(
+        namespace,
+        backend,
+        () => new Promise((resolve) => ctx.scheduler.after(0, resolve)),
+        ctx.clock,
+      ),
     locks: (namespace) => new LocksImpl(namespace, backend, ctx),
     async status() {
       const usage = await backend.usage();

@@ -12,7 +12,14 @@ import {
   type OpResult,
   type StrongBackend,
 } from '@parley/coord';
-import { InvalidArgumentError, isParleyError, UnavailableError, type Unsubscribe } from '@parley/interface';
+import {
+  type Clock,
+  InvalidArgumentError,
+  isParleyError,
+  systemClock,
+  UnavailableError,
+  type Unsubscribe,
+} from '@parley/interface';
 import type {
   ClaimResult,
   FenceToken,
@@ -28,6 +35,8 @@ import type {
   StrongWriteOptions,
   WriteOperation,
 } from '../api.js';
+import type { QueueOptions, StrongQueue } from '../queue-api.js';
+import { StrongQueueImpl } from './queue.js';
 
 /** Keys one deleteNamespace command deletes at most (the node repeats until none match). */
 export const DELETE_NAMESPACE_CHUNK = 1000;
@@ -56,7 +65,13 @@ export class StrongNamespaceImpl implements StrongNamespace {
     private readonly calls: StrongBackend,
     /** Resolves on a later turn of the event loop (between the commands of one deleteNamespace). */
     private readonly nextTurn: () => Promise<void> = () => new Promise((resolve) => setImmediate(resolve)),
+    /** The node's clock: a queue's take reads it to skip tasks whose lease is still running. */
+    private readonly clock: Clock = systemClock,
   ) {}
+
+  queue(name: string, options?: QueueOptions): StrongQueue {
+    return new StrongQueueImpl(this.name, name, this.calls, this.clock, options);
+  }
 
   async set(key: string, value: JsonValue, options: StrongWriteOptions = {}): Promise<StrongSetResult> {
     const op: Extract<Operation, { type: 'set' }> = { type: 'set', namespace: this.name, key, value };

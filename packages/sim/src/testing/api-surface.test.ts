@@ -37,6 +37,7 @@ const STRONG = [
   'attach',
   'doc',
   'watch',
+  'queue',
 ] as const;
 const EVENTUAL = [
   'name',

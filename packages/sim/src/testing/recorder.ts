@@ -361,6 +361,8 @@ export class Recorder {
       // Over this wrapper's own get and set: each read and compare-and-swap of the loop is recorded.
       doc: <T extends JsonValue>(key: string) => strongDoc<T>(wrapped, key),
       watch: (options, callback) => inner.watch(options, callback),
+      // Not recorded: a queue scenario records its own queue-level history.
+      queue: (name, options) => inner.queue(name, options),
     };
     return wrapped;
   }
