@@ -17,6 +17,7 @@ export interface QueueOptions {
   maxAttempts?: number;
 }
 
+/** Options of `enqueue`. */
 export interface QueueEnqueueOptions {
   /** De-duplicates: a second enqueue with this key within `keyTtl` returns the first task. */
   key?: string;
@@ -24,6 +25,7 @@ export interface QueueEnqueueOptions {
   keyTtl?: number;
 }
 
+/** What `enqueue` answers. */
 export interface QueueEnqueueResult {
   /** The task's id (its place in the queue's order). */
   id: string;
@@ -31,6 +33,7 @@ export interface QueueEnqueueResult {
   created: boolean;
 }
 
+/** Options of `take`. */
 export interface QueueTakeOptions {
   /** Who takes it (a worker's name or secret). */
   holder: string;
@@ -79,6 +82,7 @@ export interface QueueTask {
   fail(reason: JsonValue, options?: { retryAfter?: number }): Promise<void>;
 }
 
+/** Tasks of a queue by status. */
 export interface QueueStats {
   ready: number;
   taken: number;
@@ -86,6 +90,7 @@ export interface QueueStats {
   dead: number;
 }
 
+/** `strong(ns).queue(name)`: a fenced work queue (docs/queue.md). */
 export interface StrongQueue {
   readonly namespace: string;
   readonly name: string;

@@ -14,6 +14,7 @@ import { ServerMetrics } from './metrics.js';
 import { registerCoordinationRoutes } from './routes/coordination.js';
 import { registerLockRoutes } from './routes/locks.js';
 import { registerOpsRoutes } from './routes/ops.js';
+import { registerQueueRoutes } from './routes/queue.js';
 import { registerReplicatedRoutes } from './routes/replicated.js';
 import { registerStateRoutes } from './routes/state.js';
 import type { RouteDeps } from './routes/types.js';
@@ -187,6 +188,7 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
   registerStateRoutes(app, deps);
   registerLockRoutes(app, deps);
   registerCoordinationRoutes(app, deps);
+  registerQueueRoutes(app, deps);
   registerReplicatedRoutes(app, deps);
   registerOpsRoutes(app, deps);
   if (options.yjs !== false)
