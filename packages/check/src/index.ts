@@ -1,6 +1,7 @@
 /**
  * History checkers for Parley: histories and their exports, linearizability with
- * its models, convergence, fencing, durability and an invariant registry.
+ * its models, convergence, fencing, durability, session guarantees, causal
+ * consistency, bounded staleness and an invariant registry.
  *
  * @example
  * ```ts
@@ -27,3 +28,4 @@ export * from './model.js';
 export * from './models/index.js';
 export * from './parse.js';
 export * from './raft-invariants.js';
+export * from './sessions/index.js';
