@@ -10,6 +10,7 @@ import { ApiError, UsageError } from './client.js';
 import { clusterCommands } from './commands/cluster.js';
 import { coordinationCommands } from './commands/coordination.js';
 import { lockCommands } from './commands/locks.js';
+import { queueCommands } from './commands/queue.js';
 import { replicatedCommands } from './commands/replicated.js';
 import { serveCommand } from './commands/serve.js';
 import { stateCommands } from './commands/state.js';
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   stateCommands(program);
   lockCommands(program);
   coordinationCommands(program);
+  queueCommands(program);
   replicatedCommands(program);
   statusCommand(program);
   serveCommand(program);

@@ -10,7 +10,8 @@ type Data = Record<string, unknown>;
 const nsKey = (c: Command) =>
   c.requiredOption('-n, --namespace <ns>', 'namespace').requiredOption('-k, --key <key>', 'key');
 
-function holderOf(opts: { holder?: string }): string {
+/** `--holder`, or $PARLEY_OWNER; a usage error without either. */
+export function holderOf(opts: { holder?: string }): string {
   const holder = opts.holder ?? process.env.PARLEY_OWNER;
   if (holder === undefined || holder === '') throw new UsageError('--holder is required (or set PARLEY_OWNER)');
   return holder;
