@@ -76,9 +76,9 @@ describe('arguments', () => {
     expect(r.body.message).toBe('state_set: ttl_seconds must be at most 2592000');
     const type = await call('state_get', { namespace: 'a1', key: 7 });
     expect(type.body.message).toBe('state_get: key must be a string (got number)');
-    const missing = await call('lock_acquire', { namespace: 'a1', key: 'k' });
+    const missing = await call('lock_renew', { namespace: 'a1', key: 'k' });
     expect(missing.body.error).toBe('invalid_argument');
-    expect(missing.body.message).toContain('owner');
+    expect(missing.body.message).toContain('fence');
   });
 
   it('every tool schema refuses extra properties (tools/list says so)', async () => {

@@ -9,7 +9,9 @@ import { createNode, type ParleyNode } from '@parley/node';
 import { createServer, type ParleyServer } from '@parley/server';
 import { typedArgumentErrors } from './arguments.js';
 import { NodeClient } from './http.js';
+import { registerQueueTools } from './queue-tools.js';
 import { registerResources } from './resources.js';
+import { mintSessionHolder } from './session.js';
 import { registerTools, type ToolOptions } from './tools.js';
 import { registerWatch, type WatchOptions } from './watch.js';
 
@@ -22,13 +24,17 @@ export function createMcpServer(client: NodeClient, options: ToolOptions & Watch
     { name: 'parley', version: MCP_VERSION },
     {
       instructions:
-        'Parley: replicated state shared by agents. Strong tools (state_*, claim, lease_*, lock_*) are linearizable; ' +
+        'Parley: replicated state shared by agents. Strong tools (state_*, claim, lease_*, lock_*, queue_*) are linearizable; ' +
+        'leave holder/owner out to act as this session (a secret only it can use). ' +
         'replicated_* tools are eventual (accepted locally, merged everywhere). Errors are JSON {error, hint, retryable}: ' +
         'follow the hint (version_mismatch: re-read and retry).',
     },
   );
   typedArgumentErrors(server);
-  registerTools(server, client, options);
+  // This session's holder: lease, lock and queue calls that name none act as it (session.ts).
+  const sessionHolder = options.sessionHolder ?? mintSessionHolder();
+  registerTools(server, client, { ...options, sessionHolder });
+  registerQueueTools(server, client, { ...options, sessionHolder });
   registerResources(server, client);
   registerWatch(server, client, options);
   return server;

@@ -11,6 +11,7 @@ import * as z from 'zod';
 import { strict } from './arguments.js';
 import { ToolError } from './errors.js';
 import { type NodeClient, path, query } from './http.js';
+import { holderFor, mintSessionHolder } from './session.js';
 
 const NAMESPACE = z
   .string()
@@ -27,6 +28,8 @@ export const DEFAULT_PROGRESS_INTERVAL_MS = 10_000;
 
 /** Options of the MCP tools (`createMcpServer(client, options)`). */
 export interface ToolOptions {
+  /** The holder (and lock owner) of calls that name none: the session's secret (`mintSessionHolder()`). */
+  sessionHolder?: string;
   /** How often a long call sends a progress notification to a client that asked for progress; default DEFAULT_PROGRESS_INTERVAL_MS. */
   progressIntervalMs?: number;
 }
@@ -41,7 +44,7 @@ type Call = (method: string, path: string, body?: unknown, waitMs?: number) => P
  * notification every `progressIntervalMs` meanwhile, so one that resets its request timeout on
  * progress keeps waiting through a long lock wait.
  */
-async function answer(
+export async function answer(
   node: NodeClient,
   progressIntervalMs: number,
   extra: ToolExtra,
@@ -75,8 +78,18 @@ async function answer(
   }
 }
 
+/** A holder or owner argument: optional, this session's secret when left out (session.ts). */
+export const HOLDER = z
+  .string()
+  .min(1)
+  .max(256)
+  .optional()
+  .describe('Leave out to act as this MCP session (a secret holder only it can use); name one to act for a relay');
+
 export function registerTools(server: McpServer, node: NodeClient, options: ToolOptions = {}): void {
   const every = options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
+  const session = options.sessionHolder ?? mintSessionHolder();
+  const as = (named: string | undefined, argument = 'holder') => holderFor(session, named, argument);
   // ------------------------------------------------------------ strong state
   server.registerTool(
     'state_get',
@@ -157,18 +170,20 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
       inputSchema: strict({
         namespace: NAMESPACE,
         key: KEY,
-        holder: z.string().min(1).max(256).describe('Your stable name'),
+        holder: HOLDER,
         ttl_seconds: TTL,
         state: VALUE.optional().describe('Initial state (kept from the last holder if omitted)'),
       }),
     },
-    ({ namespace, key, ...body }, extra) =>
-      answer(node, every, extra, (call) => call('POST', path('leases', namespace, key), body)),
+    ({ namespace, key, holder, ...body }, extra) =>
+      answer(node, every, extra, (call) =>
+        call('POST', path('leases', namespace, key), { holder: as(holder), ...body }),
+      ),
   );
   const LEASE = {
     namespace: NAMESPACE,
     key: KEY,
-    holder: z.string().min(1).max(256),
+    holder: HOLDER,
     epoch: z.number().int().min(1).describe('The epoch lease_acquire answered'),
   };
   server.registerTool(
@@ -177,8 +192,10 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
       description: 'Renew your lease (heartbeat). Error lease_lost if a newer epoch exists: stop working on it.',
       inputSchema: strict({ ...LEASE, ttl_seconds: TTL.optional() }),
     },
-    ({ namespace, key, ...body }, extra) =>
-      answer(node, every, extra, (call) => call('POST', path('leases', namespace, key, '/renew'), body)),
+    ({ namespace, key, holder, ...body }, extra) =>
+      answer(node, every, extra, (call) =>
+        call('POST', path('leases', namespace, key, '/renew'), { holder: as(holder), ...body }),
+      ),
   );
   server.registerTool(
     'lease_write',
@@ -187,9 +204,9 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
         'Fenced write of the lease state: accepted only from the current holder and epoch (else lease_lost).',
       inputSchema: strict({ ...LEASE, state: VALUE, if_version_matches: z.string().min(1).optional() }),
     },
-    ({ namespace, key, state, ...body }, extra) =>
+    ({ namespace, key, state, holder, ...body }, extra) =>
       answer(node, every, extra, (call) =>
-        call('POST', path('leases', namespace, key, '/write'), { state: state ?? null, ...body }),
+        call('POST', path('leases', namespace, key, '/write'), { state: state ?? null, holder: as(holder), ...body }),
       ),
   );
   server.registerTool(
@@ -198,8 +215,10 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
       description: 'Release your lease, optionally writing a final state. Error lease_lost if you no longer hold it.',
       inputSchema: strict({ ...LEASE, state: VALUE.optional() }),
     },
-    ({ namespace, key, ...body }, extra) =>
-      answer(node, every, extra, (call) => call('POST', path('leases', namespace, key, '/release'), body)),
+    ({ namespace, key, holder, ...body }, extra) =>
+      answer(node, every, extra, (call) =>
+        call('POST', path('leases', namespace, key, '/release'), { holder: as(holder), ...body }),
+      ),
   );
 
   // ------------------------------------------------------------ locks
@@ -211,15 +230,20 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
       inputSchema: strict({
         namespace: NAMESPACE,
         key: KEY,
-        owner: z.string().min(1).max(256),
+        owner: HOLDER,
         ttl_seconds: z.number().int().min(1).max(3600).optional(),
         wait_seconds: z.number().int().min(0).max(300).optional().describe('Wait in the FIFO queue this long'),
         metadata: VALUE.optional(),
       }),
     },
-    ({ namespace, key, ...body }, extra) =>
+    ({ namespace, key, owner, ...body }, extra) =>
       answer(node, every, extra, (call) =>
-        call('POST', path('locks', namespace, key), body, (body.wait_seconds ?? 0) * 1000),
+        call(
+          'POST',
+          path('locks', namespace, key),
+          { owner: as(owner, 'owner'), ...body },
+          (body.wait_seconds ?? 0) * 1000,
+        ),
       ),
   );
   server.registerTool(
@@ -230,13 +254,15 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
       inputSchema: strict({
         namespace: NAMESPACE,
         key: KEY,
-        owner: z.string().min(1).max(256),
+        owner: HOLDER,
         fence: z.number().int().min(1).describe('The fence lock_acquire answered'),
         ttl_seconds: z.number().int().min(1).max(3600).optional().describe('New TTL from now (default: the grant’s)'),
       }),
     },
-    ({ namespace, key, ...body }, extra) =>
-      answer(node, every, extra, (call) => call('POST', path('locks', namespace, key, '/renew'), body)),
+    ({ namespace, key, owner, ...body }, extra) =>
+      answer(node, every, extra, (call) =>
+        call('POST', path('locks', namespace, key, '/renew'), { owner: as(owner, 'owner'), ...body }),
+      ),
   );
   server.registerTool(
     'lock_release',
@@ -245,12 +271,14 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
       inputSchema: strict({
         namespace: NAMESPACE,
         key: KEY,
-        owner: z.string().min(1).max(256),
+        owner: HOLDER,
         fence: z.number().int().min(1),
       }),
     },
-    ({ namespace, key, ...body }, extra) =>
-      answer(node, every, extra, (call) => call('POST', path('locks', namespace, key, '/release'), body)),
+    ({ namespace, key, owner, ...body }, extra) =>
+      answer(node, every, extra, (call) =>
+        call('POST', path('locks', namespace, key, '/release'), { owner: as(owner, 'owner'), ...body }),
+      ),
   );
 
   // ------------------------------------------------------------ replicated (eventual)

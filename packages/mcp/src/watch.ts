@@ -9,7 +9,9 @@
  *   `resources/subscribe`, this server checks each subscribed one every
  *   `pollMs` and sends `notifications/resources/updated` when it is lost,
  *   expires, is released or changes holder (its status, holder or
- *   epoch/fence changed) — a renewal alone is no news.
+ *   epoch/fence changed) — a renewal alone is no news;
+ * - a subscribable `parley://queue/{namespace}/{queue}` (its counts by
+ *   status), news when a task arrives or comes back (ready or total up).
  *
  * The server speaks HTTP to the node like every tool, so it checks rather
  * than listens: the agent is told within `pollMs` (default 1 s) of a change.
@@ -42,7 +44,7 @@ const NAMESPACE = z
   .describe('Namespace: 1-128 letters, digits, ".", "_", "-", starting alphanumeric');
 const KEY = z.string().min(1).max(1024).describe('Key: 1-1024 characters, no control characters');
 
-type Kind = 'lease' | 'lock';
+type Kind = 'lease' | 'lock' | 'queue';
 
 interface LeaseDoc {
   epoch: number;
@@ -59,9 +61,20 @@ interface LockDoc {
   waiters: number;
 }
 
-/** A lease or lock as an agent needs it, with a status. */
+interface QueueCounts {
+  ready: number;
+  taken: number;
+  done: number;
+  dead: number;
+}
+
+/** A lease or lock as an agent needs it, with a status; a queue's counts by status. */
 export async function inspect(node: NodeClient, kind: Kind, ns: string, key: string, signal?: AbortSignal) {
   const opts = signal ? { signal } : {};
+  if (kind === 'queue') {
+    const counts = await node.call<QueueCounts>('GET', path('queues', ns, key), undefined, opts);
+    return { ...counts, namespace: ns, queue: key };
+  }
   if (kind === 'lease') {
     let doc: LeaseDoc;
     try {
@@ -79,7 +92,19 @@ export async function inspect(node: NodeClient, kind: Kind, ns: string, key: str
   return { namespace: ns, key, status: lock.held ? ('held' as const) : ('free' as const), ...lock };
 }
 
-/** What a subscriber is told about: status, holder, epoch or fence — not a renewal. */
+/**
+ * What a subscriber is told about: of a lease or lock its status, holder, epoch or fence
+ * (not a renewal); of a queue a task that arrived or came back (ready or total count up).
+ */
+function isNews(kind: Kind, before: Awaited<ReturnType<typeof inspect>>, now: Awaited<ReturnType<typeof inspect>>) {
+  if (kind === 'queue') {
+    const [b, n] = [before as unknown as QueueCounts, now as unknown as QueueCounts];
+    const total = (c: QueueCounts) => c.ready + c.taken + c.done + c.dead;
+    return n.ready > b.ready || total(n) > total(b);
+  }
+  return fingerprint(before) !== fingerprint(now);
+}
+
 function fingerprint(v: Awaited<ReturnType<typeof inspect>>): string {
   const r = v as Record<string, unknown>;
   const holder = r.holder as { owner?: string; fence?: number } | string | null;
@@ -92,7 +117,7 @@ function uriOf(kind: Kind, ns: string, key: string): string {
 }
 
 function parseUri(uri: string): { kind: Kind; ns: string; key: string } | undefined {
-  const m = /^parley:\/\/(lease|lock)\/([^/]+)\/([^/]+)$/.exec(uri);
+  const m = /^parley:\/\/(lease|lock|queue)\/([^/]+)\/([^/]+)$/.exec(uri);
   if (!m) return undefined;
   try {
     return { kind: m[1] as Kind, ns: decodeURIComponent(m[2] as string), key: decodeURIComponent(m[3] as string) };
@@ -148,18 +173,34 @@ export function registerWatch(server: McpServer, node: NodeClient, options: Watc
     );
   }
 
+  server.registerResource(
+    'queue',
+    new ResourceTemplate('parley://queue/{namespace}/{queue}', { list: undefined }),
+    {
+      description:
+        'A work queue’s counts {ready, taken, done, dead} (subscribable: notifications/resources/updated when a task arrives or comes back)',
+      mimeType: 'application/json',
+    },
+    async (uri, vars, extra) => {
+      const data = await inspect(node, 'queue', one(vars.namespace), one(vars.queue), extra.signal);
+      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(data) }] };
+    },
+  );
+
   // ------------------------------------------------------------ subscriptions
-  const subscribed = new Map<string, { kind: Kind; ns: string; key: string; seen: string | undefined }>();
+  type Seen = Awaited<ReturnType<typeof inspect>>;
+  const subscribed = new Map<string, { kind: Kind; ns: string; key: string; seen: Seen }>();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
   const check = async () => {
     timer = undefined;
     for (const [uri, s] of subscribed) {
       try {
-        const now = fingerprint(await inspect(node, s.kind, s.ns, s.key));
+        const now = await inspect(node, s.kind, s.ns, s.key);
         if (!subscribed.has(uri)) continue;
-        if (s.seen !== undefined && now !== s.seen) await server.server.sendResourceUpdated({ uri });
+        const news = isNews(s.kind, s.seen, now);
         s.seen = now;
+        if (news) await server.server.sendResourceUpdated({ uri });
       } catch {
         // the node is unreachable for now: checked again next round
       }
@@ -177,13 +218,13 @@ export function registerWatch(server: McpServer, node: NodeClient, options: Watc
     if (!target) {
       throw new McpError(
         ErrorCode.InvalidParams,
-        'only parley://lease/{namespace}/{key} and parley://lock/{namespace}/{key} can be subscribed',
+        'only parley://lease/{namespace}/{key}, parley://lock/{namespace}/{key} and parley://queue/{namespace}/{queue} can be subscribed',
       );
     }
     if (!subscribed.has(request.params.uri) && subscribed.size >= MAX_SUBSCRIPTIONS) {
       throw new McpError(ErrorCode.InvalidParams, `at most ${MAX_SUBSCRIPTIONS} subscriptions per session`);
     }
-    const seen = fingerprint(await inspect(node, target.kind, target.ns, target.key));
+    const seen = await inspect(node, target.kind, target.ns, target.key);
     subscribed.set(request.params.uri, { ...target, seen });
     schedule();
     return {};
