@@ -10,6 +10,8 @@ import type { Entry, JsonValue, RegisterState } from './types.js';
  */
 export class Register implements RegisterState, Entry {
   readonly type = 'register' as const;
+  /** What `view` made (a private field: not a property, so not in `{...entry}`, JSON or equality). */
+  #view: unknown = undefined;
 
   constructor(
     readonly key: string,
@@ -24,6 +26,17 @@ export class Register implements RegisterState, Entry {
 
   get version(): string {
     return hlcVersion(this);
+  }
+
+  /**
+   * `make(this, arg)`, made on the first call and kept with this register (a
+   * register never changes): the layer above keeps its own read-only view of
+   * the entry here, so a read that finds it allocates nothing. The CRDT never
+   * reads it. One view per register: later calls return the first one made.
+   */
+  view<T, A>(make: (r: Register, arg: A) => T, arg: A): T {
+    if (this.#view === undefined) this.#view = make(this, arg);
+    return this.#view as T;
   }
 
   get updatedAt(): number {

@@ -51,6 +51,10 @@ export type Consistency = 'local' | 'majority';
 export interface EventualEntry {
   namespace: string;
   key: string;
+  /**
+   * The value as this node holds it, deeply frozen (read-only: assigning into
+   * it throws in strict code). Copy it (`structuredClone`) to change it locally.
+   */
   value: JsonValue;
   version: string;
   ttlSeconds: number;
@@ -106,6 +110,13 @@ export interface EventualNamespace {
   readonly name: string;
   set(key: string, value: JsonValue, options?: EventualWriteOptions): Promise<EventualSetResult>;
   get(key: string, options?: EventualReadOptions): Promise<EventualEntry | undefined>;
+  /**
+   * The local entry of `key`, synchronously (what `get(key)` with local
+   * consistency resolves to), frozen: the same object for every read of an
+   * unchanged key. Throws `unavailable` while the namespace is still opening
+   * (the first `await get(…)` waits for it), `closed` after close.
+   */
+  peek(key: string): Readonly<EventualEntry> | undefined;
   /** Resolves true if a live entry was deleted. */
   delete(key: string, options?: EventualWriteOptions): Promise<boolean>;
   increment(key: string, by?: number, options?: EventualWriteOptions): Promise<EventualEntry>;

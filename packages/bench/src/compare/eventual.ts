@@ -5,7 +5,9 @@
  * - local set and get ops/s, 1 writer, sequential (each set awaited until
  *   durable): a Parley node's eventual namespace vs a Yjs Y.Map and an
  *   Automerge map, each update saved in LevelDB with fsync (the node's own
- *   storage, so the same persistence) before the set counts as done;
+ *   storage, so the same persistence) before the set counts as done; CPU per
+ *   set; reads both awaited (`get`) and synchronous (`peek`, the anchors' map
+ *   reads); every side warmed up before it is timed;
  * - 1% of 100,000 keys changed on one side, synced over a real loopback TCP
  *   connection: Yjs state-vector sync (state vector one way, missing update
  *   back) and Automerge's sync protocol (messages until both are quiet):
@@ -23,8 +25,23 @@ import * as Y from 'yjs';
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 export interface LocalRates {
+  /** Durable sets/s, one sequential writer. */
   set: number;
+  /** CPU (user + system, all threads of this process) per durable set, µs. */
+  setCpuUs: number;
+  /** Reads/s through the async call (`await ns.get`; the anchors' reads awaited the same way). */
   get: number;
+  /** Reads/s, synchronous (`ns.peek`; the anchors' own map reads). */
+  peek: number;
+}
+
+/** Operations every side runs before it is timed (JIT, LevelDB, caches), unless that takes 10 s. */
+export const WARM_OPS = 2_000;
+const WARM_MAX_MS = 10_000;
+
+async function warm(op: (i: number) => Promise<void> | void): Promise<void> {
+  const end = performance.now() + WARM_MAX_MS;
+  for (let i = 0; i < WARM_OPS && performance.now() < end; i++) await op(i);
 }
 
 async function timed(durationMs: number, op: (i: number) => Promise<void> | void): Promise<number> {
@@ -35,11 +52,45 @@ async function timed(durationMs: number, op: (i: number) => Promise<void> | void
   return n / ((performance.now() - t0) / 1000);
 }
 
-/** Local durable set and get rates of Parley, Yjs and Automerge, 1 sequential writer. */
+/** Like `timed` for a synchronous op: no await per call, the clock read once per 1,024 calls. */
+function timedSync(durationMs: number, op: (i: number) => unknown): number {
+  let n = 0;
+  let live = 0;
+  const t0 = performance.now();
+  const end = t0 + durationMs;
+  let now = t0;
+  while (now < end) {
+    for (let j = 0; j < 1024; j++) if (op(n++) !== undefined) live++;
+    now = performance.now();
+  }
+  if (live === 0) throw new Error('bench sanity: every read missed');
+  return n / ((now - t0) / 1000);
+}
+
+/** `timed`, with the CPU (user + system) each op cost in µs. */
+async function timedCpu(
+  durationMs: number,
+  op: (i: number) => Promise<void> | void,
+): Promise<{ rate: number; cpuUs: number }> {
+  const c0 = process.cpuUsage();
+  let n = 0;
+  const t0 = performance.now();
+  const end = t0 + durationMs;
+  while (performance.now() < end) await op(n++);
+  const rate = n / ((performance.now() - t0) / 1000);
+  const c = process.cpuUsage(c0);
+  return { rate, cpuUs: (c.user + c.system) / n };
+}
+
+/**
+ * Local durable set and get rates of Parley, Yjs and Automerge, 1 sequential
+ * writer; every side warmed with WARM_OPS of each operation before it is timed.
+ */
 export async function localRates(
   durationMs: number,
 ): Promise<{ parley: LocalRates; yjs: LocalRates; automerge: LocalRates }> {
   const root = mkdtempSync(join(tmpdir(), 'parley-compare-local-'));
+  const key = (i: number) => `k${i % 1000}`;
   try {
     const node = await createNode({
       dataDir: join(root, 'parley'),
@@ -47,9 +98,12 @@ export async function localRates(
       eventual: { maxLiveKeys: 1_000_000 },
     });
     const ns = node.eventual('bench');
-    await timed(200, (i) => ns.set(`warm${i % 100}`, { i }).then(() => undefined));
-    const pSet = await timed(durationMs, (i) => ns.set(`k${i % 1000}`, { i }).then(() => undefined));
-    const pGet = await timed(durationMs, (i) => ns.get(`k${i % 1000}`).then(() => undefined));
+    await warm((i) => ns.set(key(i), { i }).then(() => undefined));
+    const pSet = await timedCpu(durationMs, (i) => ns.set(key(i), { i }).then(() => undefined));
+    await warm((i) => ns.get(key(i)).then(() => undefined));
+    const pGet = await timed(durationMs, (i) => ns.get(key(i)).then(() => undefined));
+    await warm((i) => void ns.peek(key(i)));
+    const pPeek = timedSync(durationMs, (i) => ns.peek(key(i)));
     await node.close();
 
     const ykv = await openLevelKV({ path: join(root, 'yjs'), sync: true });
@@ -60,28 +114,37 @@ export async function localRates(
     ydoc.on('update', (u: Uint8Array) => {
       pending = ykv.save(['y', String(seq++).padStart(12, '0')], u);
     });
-    const ySet = await timed(durationMs, async (i) => {
-      ymap.set(`k${i % 1000}`, { i });
+    const ySetOp = async (i: number) => {
+      ymap.set(key(i), { i });
       await pending;
-    });
-    const yGet = await timed(durationMs, (i) => {
-      ymap.get(`k${i % 1000}`);
-    });
+    };
+    await warm(ySetOp);
+    const ySet = await timedCpu(durationMs, ySetOp);
+    await warm((i) => void ymap.get(key(i)));
+    const yGet = await timed(durationMs, (i) => void ymap.get(key(i)));
+    const yPeek = timedSync(durationMs, (i) => ymap.get(key(i)));
     await ykv.close();
 
     const akv = await openLevelKV({ path: join(root, 'automerge'), sync: true });
     let adoc = Automerge.init<Record<string, { i: number }>>();
-    const aSet = await timed(durationMs, async (i) => {
+    let aseq = 0;
+    const aSetOp = async (i: number) => {
       adoc = Automerge.change(adoc, (d) => {
-        d[`k${i % 1000}`] = { i };
+        d[key(i)] = { i };
       });
-      await akv.save(['a', String(i).padStart(12, '0')], Automerge.saveIncremental(adoc));
-    });
-    const aGet = await timed(durationMs, (i) => {
-      void adoc[`k${i % 1000}`];
-    });
+      await akv.save(['a', String(aseq++).padStart(12, '0')], Automerge.saveIncremental(adoc));
+    };
+    await warm(aSetOp);
+    const aSet = await timedCpu(durationMs, aSetOp);
+    await warm((i) => void adoc[key(i)]);
+    const aGet = await timed(durationMs, (i) => void adoc[key(i)]);
+    const aPeek = timedSync(durationMs, (i) => adoc[key(i)]);
     await akv.close();
-    return { parley: { set: pSet, get: pGet }, yjs: { set: ySet, get: yGet }, automerge: { set: aSet, get: aGet } };
+    return {
+      parley: { set: pSet.rate, setCpuUs: pSet.cpuUs, get: pGet, peek: pPeek },
+      yjs: { set: ySet.rate, setCpuUs: ySet.cpuUs, get: yGet, peek: yPeek },
+      automerge: { set: aSet.rate, setCpuUs: aSet.cpuUs, get: aGet, peek: aPeek },
+    };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

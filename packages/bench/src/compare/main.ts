@@ -4,9 +4,9 @@
  * disks and loopback sockets. Prints one table, writes
  * docs/bench/compare-<date>.json and the SVG charts docs/bench/compare-*.svg.
  *
- * Options: --only strong,writes,cas,locks,claims,failover,eventual,propagation
- *          (eventual = local rates, anti-entropy and propagation; propagation = only the
- *          N-node propagation step with its Yjs anchor)
+ * Options: --only strong,writes,cas,locks,claims,failover,eventual,local,propagation
+ *          (eventual = local rates, anti-entropy and propagation; local = only the local
+ *          set/get rates; propagation = only the N-node propagation step with its Yjs anchor)
  *          --reps N (default 3)   --trials N (failover trials per side, default 20)
  *          --seconds S (each rate workload, default 3)   --writes N (default 200)
  *          --nodes N (eventual propagation nodes, writer included, default 20)   --etcd PATH   --out DIR
@@ -79,7 +79,8 @@ const steps =
   (strongWork.includes('locks') ? 2 * opts.reps : 0) +
   (strongWork.includes('claims') ? opts.reps : 0) +
   (strongWork.includes('failover') ? 2 * opts.trials : 0) +
-  (has('eventual') ? opts.reps + 3 : has('propagation') ? 2 : 0);
+  (has('eventual') ? opts.reps + 3 : has('propagation') ? 2 : 0) +
+  (has('local') && !has('eventual') ? opts.reps : 0);
 const progress = new Progress(Math.max(1, steps));
 
 function rate(r: StrongTaskResult): number {
@@ -308,62 +309,79 @@ async function eventualSide(): Promise<void> {
 
 /** Local set/get rates and the anti-entropy anchors (Yjs, Automerge over TCP). */
 async function localAndAntiEntropy(): Promise<void> {
-  const rates = {
-    ps: [] as number[],
-    pg: [] as number[],
-    ys: [] as number[],
-    yg: [] as number[],
-    as: [] as number[],
-    ag: [] as number[],
-  };
-  for (let r = 0; r < opts.reps; r++) {
-    const l = await localRates(Math.min(2_000, opts.seconds * 1000));
-    rates.ps.push(l.parley.set);
-    rates.pg.push(l.parley.get);
-    rates.ys.push(l.yjs.set);
-    rates.yg.push(l.yjs.get);
-    rates.as.push(l.automerge.set);
-    rates.ag.push(l.automerge.get);
-    progress.step(`local set/get rep ${r + 1}`);
-  }
-  rows.push(
-    compareRow({
-      name: 'local durable set ops/s, 1 writer, sequential',
-      unit: 'ops/s',
-      better: 'higher',
-      value: spread(rates.ps),
-      anchor: 'Yjs Y.Map + LevelDB fsync per update',
-      anchorValue: spread(rates.ys),
-    }),
-    compareRow({
-      name: 'local durable set ops/s, 1 writer, sequential',
-      unit: 'ops/s',
-      better: 'higher',
-      value: spread(rates.ps),
-      anchor: 'Automerge map + LevelDB fsync per change',
-      anchorValue: spread(rates.as),
-    }),
-    compareRow({
-      name: 'local get ops/s, 1 reader',
-      unit: 'ops/s',
-      better: 'higher',
-      value: spread(rates.pg),
-      anchor: 'Yjs Y.Map.get',
-      anchorValue: spread(rates.yg),
-    }),
-    compareRow({
-      name: 'local get ops/s, 1 reader',
-      unit: 'ops/s',
-      better: 'higher',
-      value: spread(rates.pg),
-      anchor: 'Automerge map read',
-      anchorValue: spread(rates.ag),
-    }),
-  );
-
+  await localSide();
   const ae = await antiEntropyAnchors(100_000);
   extra.anti_entropy_anchors = ae;
   progress.step('anti-entropy anchors (Yjs, Automerge over TCP)');
+}
+
+/** Local durable set, get and peek rates against Yjs and Automerge (each side warmed up first). */
+async function localSide(): Promise<void> {
+  const runs: Awaited<ReturnType<typeof localRates>>[] = [];
+  for (let r = 0; r < opts.reps; r++) {
+    runs.push(await localRates(Math.min(2_000, opts.seconds * 1000)));
+    progress.step(`local set/get rep ${r + 1}`);
+  }
+  const of = (side: 'parley' | 'yjs' | 'automerge', f: 'set' | 'setCpuUs' | 'get' | 'peek') =>
+    spread(runs.map((l) => l[side][f]));
+  const yjsKv = 'Yjs Y.Map + LevelDB fsync per update';
+  const amKv = 'Automerge map + LevelDB fsync per change';
+  const setRow = 'local durable set ops/s, 1 writer, sequential';
+  const cpuRow = 'local durable set CPU per op (process, user + system), 1 writer';
+  const getRow = 'local get ops/s, 1 reader, await get() (anchors awaited the same way)';
+  const peekRow = 'local get ops/s, 1 reader, peek() (synchronous)';
+  rows.push(
+    compareRow({
+      name: setRow,
+      unit: 'ops/s',
+      better: 'higher',
+      value: of('parley', 'set'),
+      anchor: yjsKv,
+      anchorValue: of('yjs', 'set'),
+      target: atLeast(1, 'Yjs'),
+    }),
+    compareRow({
+      name: setRow,
+      unit: 'ops/s',
+      better: 'higher',
+      value: of('parley', 'set'),
+      anchor: amKv,
+      anchorValue: of('automerge', 'set'),
+    }),
+    compareRow({
+      name: cpuRow,
+      unit: 'µs',
+      better: 'lower',
+      value: of('parley', 'setCpuUs'),
+      anchor: yjsKv,
+      anchorValue: of('yjs', 'setCpuUs'),
+    }),
+    compareRow({
+      name: getRow,
+      unit: 'ops/s',
+      better: 'higher',
+      value: of('parley', 'get'),
+      anchor: 'Yjs Y.Map.get',
+      anchorValue: of('yjs', 'get'),
+    }),
+    compareRow({
+      name: peekRow,
+      unit: 'ops/s',
+      better: 'higher',
+      value: of('parley', 'peek'),
+      anchor: 'Yjs Y.Map.get',
+      anchorValue: of('yjs', 'peek'),
+      target: atLeast(1, 'Yjs'),
+    }),
+    compareRow({
+      name: peekRow,
+      unit: 'ops/s',
+      better: 'higher',
+      value: of('parley', 'peek'),
+      anchor: 'Automerge map read',
+      anchorValue: of('automerge', 'peek'),
+    }),
+  );
 }
 
 /**
@@ -487,7 +505,10 @@ try {
   etcdClient = undefined;
   await Promise.allSettled([etcd?.close(), parley?.close()]);
   if (has('eventual')) await eventualSide();
-  else if (has('propagation')) await propagation(false);
+  else {
+    if (has('local')) await localSide();
+    if (has('propagation')) await propagation(false);
+  }
 } catch (err) {
   failed = true;
   process.stderr.write(`\nbench:compare failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

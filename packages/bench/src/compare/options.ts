@@ -1,7 +1,17 @@
 /** Command-line options of bench:compare. */
 import { InvalidArgumentError } from '@parley/interface';
 
-export const WORKLOADS = ['strong', 'writes', 'cas', 'locks', 'claims', 'failover', 'eventual', 'propagation'] as const;
+export const WORKLOADS = [
+  'strong',
+  'writes',
+  'cas',
+  'locks',
+  'claims',
+  'failover',
+  'eventual',
+  'local',
+  'propagation',
+] as const;
 
 export interface CompareOptions {
   only: Set<string>;

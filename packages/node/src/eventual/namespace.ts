@@ -20,6 +20,7 @@ import {
   isNamespaceName,
   isParleyError,
   MAX_NAMESPACE_LENGTH,
+  UnavailableError,
   type Unsubscribe,
 } from '@parley/interface';
 import type * as Y from 'yjs';
@@ -41,7 +42,7 @@ import type {
 import type { NodeContext } from '../context.js';
 import type { GroupCommit } from '../group-commit.js';
 import { ChangeFeed } from './change-feed.js';
-import { toEventualEntry } from './entry.js';
+import { readOnlyEntry, toEventualEntry } from './entry.js';
 import { openEphemeralChannel } from './ephemeral.js';
 import { listEntries } from './list.js';
 import { LocalReplica, type NamespaceCounters } from './local-replica.js';
@@ -73,6 +74,13 @@ function isLive(state: KeyState | undefined, now: number): boolean {
   return state !== undefined && state.type !== 'tombstone' && now < expiresAtOf(state);
 }
 
+/** Reads within one synchronous turn that share one clock reading (see readNow). */
+const READS_PER_CLOCK = 1024;
+
+function checkKey(key: unknown): void {
+  if (typeof key !== 'string' || key.length === 0) throw new InvalidArgumentError('key must be a non-empty string');
+}
+
 function checkReplicas(n: number | undefined): number | undefined {
   if (n !== undefined && (!Number.isSafeInteger(n) || n < 1 || n > 1024)) {
     throw new InvalidArgumentError('replicas must be an integer in 1..1024');
@@ -94,6 +102,11 @@ export class EventualNamespaceImpl implements EventualNamespace {
   private readonly local: LocalReplica;
   private readonly feed: ChangeFeed;
   private closed = false;
+  /** `ready` resolved: reads need not wait for it. */
+  private opened = false;
+  /** The time reads use in this turn (see readNow), and how many reads used it. */
+  private turnNow: number | undefined;
+  private turnReads = 0;
   private failure: Error | undefined;
   /** Lazily loaded rich-value support (yjs, automerge). */
   private rich: RichValues | undefined;
@@ -113,6 +126,12 @@ export class EventualNamespaceImpl implements EventualNamespace {
     this.local = new LocalReplica(name, ctx, options, commitQueue, this.feed, () => this.replication.dropOutbox());
     this.replication = new Replicator(this.replicationPort());
     this.ready = this.open();
+    this.ready.then(
+      () => {
+        this.opened = true;
+      },
+      () => {},
+    );
     this.ready.catch((err: unknown) => {
       this.failure = err as Error;
       ctx.logger.error({ err: String(err), namespace: name }, 'eventual: namespace failed to open');
@@ -195,6 +214,7 @@ export class EventualNamespaceImpl implements EventualNamespace {
 
   private async ensureOpen(): Promise<void> {
     if (this.closed) throw new ClosedError(`eventual namespace '${this.name}'`);
+    if (this.opened) return;
     await this.ready;
     if (this.closed) throw new ClosedError(`eventual namespace '${this.name}'`);
   }
@@ -251,7 +271,7 @@ export class EventualNamespaceImpl implements EventualNamespace {
   }
 
   async delete(key: string, options?: EventualWriteOptions): Promise<boolean> {
-    if (typeof key !== 'string' || key.length === 0) throw new InvalidArgumentError('key must be a non-empty string');
+    checkKey(key);
     // A 'majority' delete first learns what a majority holds, so it deletes what they have seen.
     if (options?.consistency === 'majority') {
       const replicas = checkReplicas(options.replicas);
@@ -270,19 +290,64 @@ export class EventualNamespaceImpl implements EventualNamespace {
   // ---------------------------------------------------------------- reads
 
   async get(key: string, options?: EventualReadOptions): Promise<EventualEntry | undefined> {
+    if (options === undefined && this.opened && !this.closed) return this.read(key);
     const consistency = checkConsistency(options?.consistency);
     const timeoutMs = checkTimeout(options?.timeoutMs);
     const replicas = checkReplicas(options?.replicas);
-    if (typeof key !== 'string' || key.length === 0) throw new InvalidArgumentError('key must be a non-empty string');
+    checkKey(key);
     await this.ensureOpen();
     if (consistency === 'majority') await this.replication.pullFromMajority(replicas, timeoutMs);
-    const e = this.local.replica.get(key, this.local.now());
+    return this.read(key);
+  }
+
+  /**
+   * The local entry of `key` now, synchronously: what `get(key)` resolves to,
+   * without a promise, frozen (the same object for every read of an unchanged
+   * key). Throws `unavailable` while the namespace is still
+   * opening (the first `await get(…)` waits for it), `closed` once it is closed.
+   */
+  peek(key: string): Readonly<EventualEntry> | undefined {
+    if (!this.opened || this.closed) {
+      if (this.closed) throw new ClosedError(`eventual namespace '${this.name}'`);
+      throw (
+        this.failure ?? new UnavailableError(`eventual namespace '${this.name}' is still opening; await a get() first`)
+      );
+    }
+    checkKey(key);
+    const e = this.local.replica.get(key, this.readNow());
+    return e ? readOnlyEntry(this.name, key, e) : undefined;
+  }
+
+  /** The live entry of `key` in the replica now, as a fresh object (the namespace is open). */
+  private read(key: string): EventualEntry | undefined {
+    checkKey(key);
+    const e = this.local.replica.get(key, this.readNow());
     return e ? toEventualEntry(this.name, key, e) : undefined;
   }
 
+  /**
+   * The time reads judge expiry by: the clock read once per synchronous turn
+   * (and again every READS_PER_CLOCK reads within one), so a loop of reads
+   * pays one clock read, not one each (on a VM a clock read can cost more than
+   * the lookup). Reads in one turn see the instant of its first read, at most
+   * that turn's length in the past: an entry may read as live until the turn
+   * ends, never as expired early. Writes read the clock themselves.
+   */
+  private readNow(): number {
+    if (this.turnNow !== undefined && this.turnReads++ < READS_PER_CLOCK) return this.turnNow;
+    if (this.turnNow === undefined) queueMicrotask(this.endTurn);
+    this.turnReads = 0;
+    this.turnNow = this.local.now();
+    return this.turnNow;
+  }
+
+  private readonly endTurn = (): void => {
+    this.turnNow = undefined;
+  };
+
   async list(query: ListQuery = {}): Promise<ListPage<EventualEntry>> {
     await this.ensureOpen();
-    const entries = this.local.replica.entries(this.local.now());
+    const entries = this.local.replica.entries(this.readNow());
     return listEntries(entries, query, (key, e) => toEventualEntry(this.name, key, e));
   }
 

@@ -43,6 +43,7 @@ const EVENTUAL = [
   'name',
   'set',
   'get',
+  'peek',
   'delete',
   'increment',
   'list',

@@ -561,6 +561,10 @@ export class Recorder {
         guard();
         return inner.get(key, options);
       },
+      peek: (key) => {
+        guard();
+        return inner.peek(key);
+      },
       list: (query) => {
         guard();
         return inner.list(query);
