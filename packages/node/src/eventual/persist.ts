@@ -17,7 +17,7 @@
  * A snapshot folds the log once the log holds at least as many bytes as the
  * snapshot (and `compactLogBytes`), so rewriting costs O(1) per logged byte.
  * Snapshot, log deletion and meta go in one atomic batch. Deltas merge in any
- * order, so restore needs no ordering between snapshot and log.
+ * order; restore merges the snapshot before the log only because that is faster.
  */
 import { type Delta, decodeDelta, decodeState, encodeState, type KeyState, type NamespaceReplica } from '@parley/crdt';
 import {
@@ -97,6 +97,10 @@ export async function loadNamespace(kv: KVStorage, ns: string): Promise<LoadedNa
     snapBytes: 0,
     tornKeys: [],
   };
+  // Snapshot chunks first, then the log: the chunks hold each origin's writes in ascending
+  // runs and the log the writes after them, so the replica's dot index only ever appends
+  // (log records first would put every snapshot dot behind them, out of order).
+  const logDeltas: Delta[] = [];
   for (const c of chunks) {
     if (c.key.length < 3) continue;
     const kind = c.key[2];
@@ -122,7 +126,7 @@ export async function loadNamespace(kv: KVStorage, ns: string): Promise<LoadedNa
       } else if (kind === 'l') {
         const r = new ByteReader(data);
         const n = r.count(1);
-        for (let i = 0; i < n; i++) out.deltas.push(decodeDelta(r.bytes()));
+        for (let i = 0; i < n; i++) logDeltas.push(decodeDelta(r.bytes()));
         r.end();
         out.logKeys.push(c.key);
         out.logBytes += c.data.length;
@@ -136,6 +140,7 @@ export async function loadNamespace(kv: KVStorage, ns: string): Promise<LoadedNa
       throw corrupt(ns, `record ${JSON.stringify(c.key)} does not decode`, err);
     }
   }
+  for (const d of logDeltas) out.deltas.push(d);
   for (const d of out.deltas) for (const s of d.states) out.maxWallMs = Math.max(out.maxWallMs, maxWallOf(s));
   return out;
 }
@@ -176,6 +181,8 @@ export const MAX_REQUEUED_BYTES = 8 * 1024 * 1024;
 
 interface Bookkeeping {
   logKeys: string[][];
+  /** How many of `logKeys` there were (a log record appends to the same array in place). */
+  logCount: number;
   logBytes: number;
   nextLogSeq: number;
   snapKeys: string[][];
@@ -262,7 +269,15 @@ export class NamespaceStore {
     if (this.inflight) {
       // Should the batch in flight fail, there is nothing to go back to: every key is in `drop`.
       const before = this.inflight.before;
-      this.inflight.before = { ...before, logKeys: [], logBytes: 0, snapKeys: [], snapBytes: 0, snapshotDue: false };
+      this.inflight.before = {
+        ...before,
+        logKeys: [],
+        logCount: 0,
+        logBytes: 0,
+        snapKeys: [],
+        snapBytes: 0,
+        snapshotDue: false,
+      };
       for (const r of this.inflight.records) if (r.local) this.failLocal(r.local, reason);
     }
   }
@@ -276,6 +291,7 @@ export class NamespaceStore {
   collect(replica: NamespaceReplica): StorageOp[] {
     const before: Bookkeeping = {
       logKeys: this.logKeys,
+      logCount: this.logKeys.length,
       logBytes: this.logBytes,
       nextLogSeq: this.nextLogSeq,
       snapKeys: this.snapKeys,
@@ -332,6 +348,7 @@ export class NamespaceStore {
     if (inflight) {
       const b = inflight.before;
       this.logKeys = b.logKeys;
+      this.logKeys.length = b.logCount;
       this.logBytes = b.logBytes;
       this.nextLogSeq = b.nextLogSeq;
       this.snapKeys = b.snapKeys;
@@ -377,7 +394,7 @@ export class NamespaceStore {
     const data = appendChecksum(w.finish());
     const key = ['ev', this.ns, 'l', pad(this.nextLogSeq++, 12)];
     ops.push({ type: 'put', key, data });
-    this.logKeys = [...this.logKeys, key];
+    this.logKeys.push(key);
     this.logBytes += data.length;
   }
 
