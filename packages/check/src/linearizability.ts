@@ -16,7 +16,9 @@
  * outcome is linearized.
  *
  * Where the model allows (`partitionByKey`), each key is checked on its own
- * (P-compositionality).
+ * (P-compositionality). A model may also rewrite a partition once it is known
+ * (`preparePartition`) and name a dominance between states: a call with an unknown
+ * outcome leading to a dominated state is then never linearized.
  */
 import { InvalidArgumentError, SeededRandom } from '@parley/interface';
 import type { History } from './history.js';
@@ -132,8 +134,16 @@ export function checkLinearizability<S, I, O>(
   }
 
   let unknownReason: 'timeout' | 'max-steps' | 'max-memo' | undefined;
-  for (const [key, items] of groups) {
-    const r = checkPartition(model, key, items, budget);
+  for (const [key, group] of groups) {
+    let items = group;
+    let dominates: ((a: S, b: S) => boolean) | undefined;
+    if (model.preparePartition) {
+      const p = model.preparePartition(group.map((x) => x.mop));
+      if (p.ops.length !== group.length) throw new Error(`model '${model.name}': preparePartition changed the count`);
+      items = group.map((x, i) => ({ op: x.op, mop: p.ops[i]! }));
+      dominates = p.dominates;
+    }
+    const r = checkPartition(model, key, items, budget, dominates);
     if (r.kind === 'bad') {
       return {
         verdict: 'not linearizable',
@@ -205,6 +215,7 @@ function checkPartition<S, I, O>(
   key: string | undefined,
   items: readonly { op: Operation; mop: ModelOp<I, O> }[],
   budget: Budget,
+  dominates: ((a: S, b: S) => boolean) | undefined,
 ): PartResult {
   const n = items.length;
   if (n === 0) return { kind: 'ok', steps: 0 };
@@ -373,6 +384,21 @@ function checkPartition<S, I, O>(
   let limit = 0; // while inUnknown: the position of the first pending return
   const stackUnknown = new Uint8Array(n);
   const stackLimit = new Int32Array(n);
+  // With a dominance relation, an unknown call is not linearized where a configuration
+  // that dominates the one it leads to is explored anyway: the current one (the call
+  // would only lose options), or — when the last call linearized also has an unknown
+  // outcome and nothing came between — the one where this call replaces that one:
+  // the same candidates are open there (the same known set, so the same first
+  // pending return), with one unknown call fewer used.
+  const skipUnknown = (op: number, after: S): boolean => {
+    if (dominates!(state, after)) return true;
+    if (depth === 0 || !inUnknown) return false;
+    const below = stackEntry[depth - 1]!;
+    if (known[opOf[below]!]) return false;
+    const alone = model.step(stackState[depth - 1]!, inputs[op]!, outputs[op]!);
+    return alone !== undefined && dominates!(alone, after);
+  };
+
   for (;;) {
     steps++;
     if ((steps & CLOCK_CHECK_MASK) === 0) {
@@ -401,9 +427,10 @@ function checkPartition<S, I, O>(
       const after = model.step(state, inputs[op]!, outputs[op]!);
       if (after !== undefined) {
         const afterSid = states.intern(after);
-        // A call with an unknown outcome that would change nothing is never worth
-        // linearizing: leaving it out keeps every option open.
-        if (known[op] || afterSid !== sid) {
+        // A call with an unknown outcome that would change nothing, or lead to a state
+        // the current one dominates, is never worth linearizing: leaving it out keeps
+        // every option open.
+        if (known[op] || (afterSid !== sid && !(dominates !== undefined && skipUnknown(op, after)))) {
           const newHash = known[op] ? hash ^ zobrist[op]! : hash;
           mark(op);
           if (remember(newHash, afterSid)) {

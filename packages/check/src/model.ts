@@ -68,6 +68,27 @@ export interface Model<S = unknown, I = unknown, O = unknown> {
   stateKey?(state: S): string | number | boolean | null;
   /** True when operations on different keys are independent (checked one key at a time). */
   readonly partitionByKey: boolean;
+  /**
+   * Optional: a second look at one partition's operations (in the same order, one for
+   * one) once all are known, e.g. to give one name to the values no other operation
+   * observes, and a dominance relation valid for those operations. A rewriting must
+   * not change which orders the model accepts.
+   */
+  preparePartition?(ops: readonly ModelOp<I, O>[]): PreparedPartition<S, I, O>;
+}
+
+/** A partition's operations as `Model.preparePartition` rewrote them. */
+export interface PreparedPartition<S, I, O> {
+  readonly ops: readonly ModelOp<I, O>[];
+  /**
+   * `dominates(a, b)`: every sequence of this partition's operations the model accepts
+   * from `b` it also accepts from `a` (skipping, where it must, calls whose outcome is
+   * unknown), ending in states that again dominate. The search then never linearizes
+   * a call with an unknown outcome whose state after is dominated by the state before
+   * (leaving it out keeps every option open), as it never linearizes one that changes
+   * nothing.
+   */
+  dominates?(a: S, b: S): boolean;
 }
 
 /** Pairs each invoke with the next completion of the same process. Throws `DecodeError` on a malformed history. */

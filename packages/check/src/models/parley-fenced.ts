@@ -2,7 +2,15 @@
  * `parley-lease` (epochs) and `parley-lock` (fence tokens): one holder at a time,
  * strictly increasing tokens, time-aware grants. Formats in docs/checkers.md.
  */
-import { field, type Model, type ModelOp, type Operation, UNKNOWN, unknownOp } from '../model.js';
+import {
+  field,
+  type Model,
+  type ModelOp,
+  type Operation,
+  type PreparedPartition,
+  UNKNOWN,
+  unknownOp,
+} from '../model.js';
 import { int, str } from './fields.js';
 
 /**
@@ -216,6 +224,65 @@ function fencedStep(
   }
 }
 
+/**
+ * The one name of every holder no other call observes: an acquire whose outcome is
+ * unknown, by a holder that no other call of the key names (a client whose call timed
+ * out is replaced, as Jepsen does). Only whether such a grant happened can matter, not
+ * whose it was, so they share a name, and the grants they may have made become
+ * comparable (below). Used only when no call of the key names it.
+ */
+export const ANONYMOUS_HOLDER = '\u0000anonymous';
+
+function holderNamed(mop: ModelOp<FencedInput, FencedOutput>): string | undefined {
+  const o = mop.output;
+  return o !== UNKNOWN && o.type === 'held' ? o.holder : undefined;
+}
+
+/**
+ * Gives the holders of unobserved unknown acquires one name. Then a state held by that
+ * name dominates another held by it when both are exact with one token, or both are
+ * lower bounds and its bound and its `until` are no higher: nothing can name the
+ * holder (no renew, release or read can find it current), and a lower token bound
+ * or an earlier `until` only lets more grants, writes and expiries through. The
+ * search thus never stacks a second unobserved unknown acquire on one whose grant
+ * lasts no longer — which would only raise the bound — and a key with many timed-out
+ * acquires stays decidable. The relation holds only while every unknown acquire is
+ * unobserved (a named one would end in states a lower bound does not dominate: a
+ * `lease_lost` to a renewal naming a token above the bound), so it is offered only then.
+ */
+function fencedPreparePartition(
+  ops: readonly ModelOp<FencedInput, FencedOutput>[],
+): PreparedPartition<FencedState, FencedInput, FencedOutput> {
+  const uses = new Map<string, number>();
+  const count = (h: string | undefined) => {
+    if (h !== undefined) uses.set(h, (uses.get(h) ?? 0) + 1);
+  };
+  for (const mop of ops) {
+    count('holder' in mop.input ? mop.input.holder : undefined);
+    count(holderNamed(mop));
+  }
+  if (uses.has(ANONYMOUS_HOLDER)) return { ops };
+  let named = false;
+  const out = ops.map((mop) => {
+    if (mop.output !== UNKNOWN || mop.input.f !== 'acquire') return mop;
+    if (uses.get(mop.input.holder) !== 1) {
+      named = true;
+      return mop;
+    }
+    const anonymous: ModelOp<FencedInput, FencedOutput> = {
+      input: { ...mop.input, holder: ANONYMOUS_HOLDER },
+      output: UNKNOWN,
+    };
+    return anonymous;
+  });
+  return named ? { ops: out } : { ops: out, dominates: anonymousDominates };
+}
+
+function anonymousDominates(a: FencedState, b: FencedState): boolean {
+  if (a.holder !== ANONYMOUS_HOLDER || b.holder !== ANONYMOUS_HOLDER || a.exact !== b.exact) return false;
+  return (a.exact ? a.token === b.token : a.token <= b.token) && a.until <= b.until;
+}
+
 function fencedModel(names: FencedNames, description: string): Model<FencedState, FencedInput, FencedOutput> {
   return {
     name: names.model,
@@ -224,6 +291,7 @@ function fencedModel(names: FencedNames, description: string): Model<FencedState
     init: () => ({ holder: null, token: 0, exact: true, until: Number.NEGATIVE_INFINITY }),
     prepare: (op) => fencedPrepare(names, op),
     step: fencedStep,
+    preparePartition: fencedPreparePartition,
     stateKey: (s) =>
       `${s.exact ? '=' : '≥'}${s.token}:${s.holder === null ? '' : `+${s.holder}`}${s.until === Number.NEGATIVE_INFINITY ? '' : `@${s.until}`}`,
   };
