@@ -46,7 +46,7 @@ export function buildProgram(): Command {
   statusCommand(program);
   serveCommand(program);
   clusterCommands(program);
-  program // `parley mcp` lives in @parley/mcp (docs/mcp.md): MCP over stdio; without --endpoint it embeds a node.
+  program // `parley mcp` lives in @parley/mcp (docs/mcp.md), loaded on use: MCP over stdio; without --endpoint it embeds a node.
     .command('mcp')
     .description('serve the Model Context Protocol over stdio (a running node with --endpoint, else an embedded one)')
     .option('-d, --data-dir <dir>', 'data dir of the embedded node', './.parley')
@@ -54,7 +54,8 @@ export function buildProgram(): Command {
       const globals = program.opts<{ endpoint?: string; cacert?: string }>();
       const endpoint = endpointOf(globals.endpoint);
       const ca = caOf(globals.cacert);
-      await (await import('@parley/mcp' as string)).runMcp({ endpoint, dataDir: o.dataDir, ...(ca ? { ca } : {}) });
+      const { runMcp } = await import('@parley/mcp');
+      await runMcp({ endpoint, dataDir: o.dataDir, ...(ca ? { ca } : {}) });
     });
   completionCommand(program);
   addExamples(program);

@@ -1,0 +1,2 @@
+/** `parley/check`: @parley/check, re-exported (see its documentation). */
+export * from '@parley/check';

@@ -1,0 +1,2 @@
+/** `parley/etcd`: @parley/etcd, re-exported (see its documentation). */
+export * from '@parley/etcd';

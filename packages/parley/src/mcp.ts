@@ -1,0 +1,2 @@
+/** `parley/mcp`: @parley/mcp, re-exported (see its documentation). */
+export * from '@parley/mcp';
