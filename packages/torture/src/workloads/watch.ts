@@ -11,6 +11,7 @@ import { type ClientRequest, request } from 'node:http';
 import { call, seg } from '../http.js';
 import type { ParleyNode } from '../parley-node.js';
 import type { Random } from '../random.js';
+import { type SseFrame, SseReader } from '../sse.js';
 import { type Context, sleep, type Workload } from '../workload.js';
 import { REGISTER_NS } from './register.js';
 
@@ -36,6 +37,27 @@ export interface WatchStream {
   status: number | null;
   endMs?: number;
   end?: string;
+}
+
+/** A change as a watch event's data carries it. */
+export interface WireChange {
+  readonly key: string;
+  readonly type: string;
+  readonly revision?: number;
+  readonly entry?: { version?: string; value?: unknown } | null;
+}
+
+/**
+ * What a frame of a watch stream says: a change, or the stream's end with the
+ * fault's code (`event: error`, as a node whose stores failed ends its watches).
+ * An error frame is never a change: read as one, it was a revision-less event.
+ */
+export function readWatchFrame(
+  frame: SseFrame,
+): { readonly kind: 'change'; readonly event: WireChange } | { readonly kind: 'end'; readonly error: string } {
+  const data = JSON.parse(frame.data) as Record<string, unknown>;
+  if (frame.event === 'error') return { kind: 'end', error: String(data.error ?? 'unknown') };
+  return { kind: 'change', event: data as unknown as WireChange };
 }
 
 export const MARKER_KEY = '__torture-marker';
@@ -143,23 +165,16 @@ export class WatchWorkload implements Workload {
         }
         s.connectedMs = ctx.rec.now();
         clearTimeout(connectTimer);
-        let buffer = '';
-        let id: number | undefined;
-        let data = '';
+        const reader = new SseReader();
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {
-          buffer += chunk;
-          if (buffer.length > MAX_EVENT_BYTES) return finish('over-long event');
-          for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
-            const line = buffer.slice(0, nl).replace(/\r$/, '');
-            buffer = buffer.slice(nl + 1);
-            if (line === '') {
-              if (data !== '') this.onEvent(ctx, s, id, data);
-              id = undefined;
-              data = '';
-            } else if (line.startsWith('id: ')) id = Number(line.slice(4));
-            else if (line.startsWith('data: ')) data += line.slice(6);
+          for (const frame of reader.push(chunk)) {
+            if (done) return;
+            const read = readWatchFrame(frame);
+            if (read.kind === 'end') return finish(`error ${read.error}`);
+            this.onEvent(ctx, s, read.event);
           }
+          if (reader.pending > MAX_EVENT_BYTES) finish('over-long event');
         });
         res.on('end', () => finish('ended by the server'));
         res.on('error', (e) => finish(e.message));
@@ -173,14 +188,8 @@ export class WatchWorkload implements Workload {
     });
   }
 
-  private onEvent(ctx: Context, s: WatchStream, id: number | undefined, data: string): void {
-    const e = JSON.parse(data) as {
-      key: string;
-      type: string;
-      revision?: number;
-      entry?: { version?: string; value?: unknown } | null;
-    };
-    const revision = e.revision ?? id ?? -1;
+  private onEvent(ctx: Context, s: WatchStream, e: WireChange): void {
+    const revision = e.revision ?? -1;
     this.events.push({
       watcher: s.watcher,
       stream: s.stream,
