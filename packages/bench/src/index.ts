@@ -163,3 +163,25 @@ export function heapUsedBytes(): number {
   }
   return process.memoryUsage().heapUsed;
 }
+
+/** How long a benchmark measures the idle cost (CPU with nothing to do) of its processes. */
+export const IDLE_MS = 10_000;
+
+/** Every process of a benchmark runs this much of its workload before anything is timed (JIT, caches, connections). */
+export const WARM_UP = { ops: 2_000, ms: 10_000 } as const;
+
+/**
+ * Runs `op` WARM_UP.ops times or until WARM_UP.ms have passed, whichever comes
+ * first, `intervalMs` apart (0: back to back). For a multi-process benchmark
+ * `op` is a write every other process receives, so each of them warms too.
+ */
+export async function warmUp(op: (i: number) => unknown, intervalMs = 0): Promise<number> {
+  const start = performance.now();
+  let i = 0;
+  for (; i < WARM_UP.ops && performance.now() - start < WARM_UP.ms; i++) {
+    await op(i);
+    if (intervalMs > 0)
+      await new Promise((r) => setTimeout(r, Math.max(0, start + (i + 1) * intervalMs - performance.now())));
+  }
+  return i;
+}

@@ -26,7 +26,7 @@ import { createNode } from '@parley/node';
 import { EventualPeer } from '@parley/node/testing';
 import { openLevelKV, openMemoryKV, openMemoryRaftLog } from '@parley/storage';
 import * as Y from 'yjs';
-import { type Bench, quantile, startStopwatch } from './index.js';
+import { type Bench, IDLE_MS, quantile, startStopwatch, warmUp } from './index.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -78,11 +78,10 @@ async function gossipPropagation(bench: Bench): Promise<void> {
     }
     const ns = writer.eventual('gossip');
     await Promise.all(peers.map((p) => p.run({ kind: 'watch', namespace: 'gossip', prefix: 'g' })));
-    // Let the gossipsub mesh form: warm up until a write reaches every peer.
-    for (let w = 0; w < 50; w++) {
-      await ns.set(`warm${w}`, w);
-      await sleep(100);
-    }
+    // Let the gossipsub mesh form and warm every process (JIT, LevelDB, streams): 2,000 sets
+    // or 10 s at 200/s, each received by every peer. Then let the last of them settle.
+    await warmUp((w) => ns.set(`warm${w % 100}`, w), 5);
+    await sleep(1_000);
     const count = quick ? 200 : 500;
     const cpuOf = async () =>
       (await Promise.all(peers.map((p) => p.run<{ cpuMs: number }>({ kind: 'cpu' })))).reduce((a, r) => a + r.cpuMs, 0);
@@ -142,6 +141,17 @@ async function gossipPropagation(bench: Bench): Promise<void> {
     // CPU time (user + system) of every receiving process over the timed sets and the 2 s after,
     // per set and per receiving node: what one delivery costs, mostly independent of the load.
     bench.add({ name: 'gossip CPU per delivery (receiving process)', unit: 'ms', value: cpuMs / (count * PEERS) });
+    // Idle: the same processes with nothing to do (connections, gossipsub, timers), CPU ms per second each.
+    await sleep(2_000);
+    const idleBefore = await cpuOf();
+    const idleStart = performance.now();
+    await sleep(IDLE_MS);
+    const idleMs = (await cpuOf()) - idleBefore;
+    bench.add({
+      name: `idle cluster CPU per process, ${PEERS + 1} nodes`,
+      unit: 'ms/s',
+      value: idleMs / PEERS / ((performance.now() - idleStart) / 1000),
+    });
   } finally {
     await Promise.allSettled(peers.map((p) => p.close()));
     await writer.close();
@@ -153,6 +163,7 @@ async function durableSets(bench: Bench): Promise<void> {
   const durationMs = quick ? 1_500 : 3_000;
   const node = await createNode({ dataDir: tempDir(), logger: quiet, eventual: { maxLiveKeys: 1_000_000 } });
   const ns = node.eventual('bench');
+  await warmUp((i) => ns.set(`w${i % 64}-${i % 1000}`, { i }));
   let ops = 0;
   let stop = false;
   const clock = startStopwatch();
@@ -176,6 +187,10 @@ async function durableSets(bench: Bench): Promise<void> {
   let pending: Promise<void> = Promise.resolve();
   doc.on('update', (update: Uint8Array) => {
     pending = kv.save(['y', String(seq++).padStart(12, '0')], update);
+  });
+  await warmUp(async (i) => {
+    map.set(`w${i % 64}-${i % 1000}`, { i });
+    await pending;
   });
   let yOps = 0;
   stop = false;

@@ -12,7 +12,12 @@ export interface Libp2pLimits extends TransportLimits {
   redialIntervalMs: number;
   /** Bound on one dial attempt. */
   dialTimeoutMs: number;
-  /** Liveness pings on every connection; a failed ping closes it. */
+  /**
+   * Liveness pings on every connection; a failed ping closes it. Each ping is a new stream
+   * and a peer-store write on both ends, so an idle cluster of n nodes pays n−1 of them per
+   * interval per node; a closed socket is noticed at once without them, a frozen peer by its
+   * request timeouts (and Raft's heartbeats) long before the next ping.
+   */
   pingIntervalMs: number;
   maxConnections: number;
 }
@@ -24,6 +29,6 @@ export const DEFAULT_LIBP2P_LIMITS: Libp2pLimits = {
   helloTimeoutMs: 5_000,
   redialIntervalMs: 1_000,
   dialTimeoutMs: 5_000,
-  pingIntervalMs: 5_000,
+  pingIntervalMs: 30_000,
   maxConnections: 256,
 };

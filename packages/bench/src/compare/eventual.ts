@@ -21,6 +21,7 @@ import * as Automerge from '@automerge/automerge';
 import { createNode } from '@parley/node';
 import { openLevelKV } from '@parley/storage';
 import * as Y from 'yjs';
+import { warmUp } from '../index.js';
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -35,14 +36,8 @@ export interface LocalRates {
   peek: number;
 }
 
-/** Operations every side runs before it is timed (JIT, LevelDB, caches), unless that takes 10 s. */
-export const WARM_OPS = 2_000;
-const WARM_MAX_MS = 10_000;
-
-async function warm(op: (i: number) => Promise<void> | void): Promise<void> {
-  const end = performance.now() + WARM_MAX_MS;
-  for (let i = 0; i < WARM_OPS && performance.now() < end; i++) await op(i);
-}
+/** Every side runs WARM_UP (2,000 ops or 10 s) of each operation before it is timed. */
+const warm = (op: (i: number) => Promise<void> | void) => warmUp(op);
 
 async function timed(durationMs: number, op: (i: number) => Promise<void> | void): Promise<number> {
   let n = 0;
@@ -84,7 +79,7 @@ async function timedCpu(
 
 /**
  * Local durable set and get rates of Parley, Yjs and Automerge, 1 sequential
- * writer; every side warmed with WARM_OPS of each operation before it is timed.
+ * writer; every side warmed with WARM_UP of each operation before it is timed.
  */
 export async function localRates(
   durationMs: number,

@@ -454,6 +454,19 @@ async function propagation(withAntiEntropy: boolean): Promise<void> {
         }),
       );
     }
+    if (r.name.startsWith('idle cluster CPU per process')) {
+      rows.push(
+        compareRow({
+          name: `idle cluster CPU per process, ${opts.nodes} nodes`,
+          unit: 'ms/s',
+          better: 'lower',
+          value: spread([r.value]),
+          anchor: yjsAnchor,
+          anchorValue: spread([y.idleCpuMsPerSecond]),
+          target: atMost(5, 'ms/s'),
+        }),
+      );
+    }
     if (r.name.startsWith('gossip deliveries missing')) {
       rows.push(
         compareRow({

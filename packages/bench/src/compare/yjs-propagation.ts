@@ -1,6 +1,6 @@
 /**
  * The propagation anchor: the workload of @parley/node's gossip benchmark
- * (50 warm-up sets at 10/s, then 500 sets of `g<i>` = {i, t} at 100/s from one
+ * (2,000 warm-up sets or 10 s at 200/s, then 500 sets of `g<i>` = {i, t} at 100/s from one
  * writer, arrivals read 2 s after the last set) on Yjs documents synced
  * through y-protocols over loopback TCP, with the same number of nodes: the
  * writer in this process, every other node its own process (./yjs-peer.ts).
@@ -17,6 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { IDLE_MS, warmUp } from '../index.js';
 import type { YjsPeerTask } from './yjs-peer.js';
 import { YjsSyncEndpoint } from './yjs-sync.js';
 
@@ -108,6 +109,8 @@ export interface PropagationResult {
   bytesOut: number;
   /** CPU time (user + system) of the receiving processes over the timed sets and the 2 s after, per delivery. */
   cpuPerDeliveryMs: number;
+  /** CPU (user + system) per receiving process per second with nothing sent, ms. */
+  idleCpuMsPerSecond: number;
 }
 
 /** Runs the workload on `nodes` Yjs nodes (writer included). */
@@ -124,10 +127,9 @@ export async function yjsPropagation(nodes: number, count = PROPAGATION_UPDATES)
     for (const [a, b] of edges) dials.set(a, [...(dials.get(a) ?? []), (peers[b] as YjsPeer).port]);
     await Promise.all(peers.map((p, i) => p.ask({ type: 'connect', ports: dials.get(i) ?? [] }, 'connected')));
     const map = writer.doc.getMap('gossip');
-    for (let w = 0; w < 50; w++) {
-      map.set(`warm${w}`, w);
-      await sleep(100);
-    }
+    // Every process warmed as on Parley's side (@parley/node's gossip benchmark): 2,000 sets or 10 s at 200/s.
+    await warmUp((w) => map.set(`warm${w % 100}`, w), 5);
+    await sleep(1_000);
     const cpuOf = async () =>
       (await Promise.all(peers.map((p) => p.ask<{ cpuMs: number }>({ type: 'cpu' }, 'cpu')))).reduce(
         (a, r) => a + r.cpuMs,
@@ -161,6 +163,12 @@ export async function yjsPropagation(nodes: number, count = PROPAGATION_UPDATES)
         else latenciesMs.push(t1 - t0);
       }
     }
+    // Idle: the same processes with nothing to send, as on Parley's side (IDLE_MS, 2 s after the last read).
+    await sleep(2_000);
+    const idleBefore = await cpuOf();
+    const idleStart = performance.now();
+    await sleep(IDLE_MS);
+    const idleCpuMsPerSecond = ((await cpuOf()) - idleBefore) / peers.length / ((performance.now() - idleStart) / 1000);
     return {
       latenciesMs,
       missing,
@@ -168,6 +176,7 @@ export async function yjsPropagation(nodes: number, count = PROPAGATION_UPDATES)
       edges: edges.length + peers.length,
       bytesOut,
       cpuPerDeliveryMs: cpuMs / (count * peers.length),
+      idleCpuMsPerSecond,
     };
   } finally {
     await Promise.allSettled(peers.map((p) => p.close()));
