@@ -339,9 +339,13 @@ export class NamespaceReplica {
    * A malformed delta, or one beyond this replica's limits (key and value size,
    * TTL, sequence numbers, value depth), is refused whole with
    * InvalidArgumentError, and nothing of it is applied.
+   *
+   * `{ checked: true }` skips that whole-delta check, for a delta this replica
+   * checked before and kept intact: its own durable records, read back under a
+   * checksum that passed (a node's restore). Never for bytes from a peer.
    */
-  merge(delta: Delta, nowMs: number): MergeResult {
-    checkDelta(delta, this);
+  merge(delta: Delta, nowMs: number, options?: { checked?: boolean }): MergeResult {
+    if (options?.checked !== true) checkDelta(delta, this);
     if (delta.namespace !== this.namespace) {
       throw new InvalidArgumentError(`delta of namespace '${delta.namespace}' merged into '${this.namespace}'`);
     }
