@@ -39,6 +39,16 @@ export function queueSuite(b: BackendUnderTest): void {
       expect((await q.stats()).ready).toBe(1);
     });
 
+    it('an enqueue that claimed its key but wrote no task is completed by its retry', async () => {
+      const ns = (await b.node()).strong('repair');
+      // What an enqueue leaves when it fails between the claim and the task's write.
+      await ns.claim('q/jobs/k/job-7', { id: '5' });
+      const q = ns.queue('jobs');
+      expect(await q.enqueue({ job: 7 }, { key: 'job-7' })).toEqual({ id: '5', created: false });
+      expect(await q.get('5')).toMatchObject({ status: 'ready', item: { job: 7 }, key: 'job-7' });
+      expect((await q.take({ holder: 'w', ttl: 30 }))?.id).toBe('5');
+    });
+
     it('an expired lease goes back to the queue; the old holder is fenced out', async () => {
       const clock = new JumpClock();
       const node = await b.node({ clock });

@@ -168,8 +168,12 @@ export class StrongQueueImpl implements StrongQueue {
     }
     if (options.key !== undefined) {
       // Seen already: answer without spending a sequence number (a concurrent twin is settled by the claim).
+      // The task is written again if absent: the enqueue that claimed the key may have failed before writing it.
       const known = await this.claimedId(options.key);
-      if (known !== undefined) return { id: known, created: false };
+      if (known !== undefined) {
+        await this.createTask(known, value, options.key);
+        return { id: known, created: false };
+      }
     }
     const seq = await this.nextSeq();
     let id = String(seq);
@@ -190,14 +194,13 @@ export class StrongQueueImpl implements StrongQueue {
         created = false;
       }
     }
-    const state: TaskState = {
-      item: value,
-      key: options.key ?? null,
-      status: 'ready',
-      attempts: 0,
-      result: null,
-      error: null,
-    };
+    await this.createTask(id, value, options.key);
+    return { id, created };
+  }
+
+  /** Writes task `id` as ready unless it exists (create-only: an existing task, finished or not, is kept). */
+  private async createTask(id: string, item: JsonValue, key: string | undefined): Promise<void> {
+    const state: TaskState = { item, key: key ?? null, status: 'ready', attempts: 0, result: null, error: null };
     try {
       await this.write({
         type: 'lease_cooperative_write',
@@ -207,10 +210,8 @@ export class StrongQueueImpl implements StrongQueue {
         ifNotExists: true,
       });
     } catch (err) {
-      // The task of a won claim exists already only if this call is a retry; of a lost claim, normally.
       if (!isParleyError(err, 'key_already_exists')) throw err;
     }
-    return { id, created };
   }
 
   private async claimedId(key: string): Promise<string | undefined> {

@@ -7,6 +7,7 @@ import './coord/family.js';
 import './crdt/family.js';
 import './node-eventual/family.js';
 import './node-strong/family.js';
+import './node-strong/queue.js';
 import './node-strong/sessions.js';
 import './raft/family.js';
 import './raft/figure8.js';
