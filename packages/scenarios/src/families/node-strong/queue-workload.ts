@@ -122,7 +122,7 @@ export function startQueueWorkload(
           }
           await sleep(between(rng, 50, 300));
         }
-        await sleep(between(rng, 20, 250));
+        await sleep(between(rng, 10, 100));
       }
       produced++;
     }
@@ -152,17 +152,17 @@ export function startQueueWorkload(
       }
       stats.takes++;
       const roll = state.running ? rng.int(100) : 0;
-      if (roll >= 85) {
+      if (roll >= 80) {
         // Crashed holding it: this incarnation never calls again.
         stats.crashed++;
         incarnation++;
         continue;
       }
-      if (roll >= 70) {
+      if (roll >= 60) {
         // Paused past its TTL, no heartbeat; then it completes as if nothing happened.
         stats.paused++;
         await sleep(TASK_TTL_S * 1000 + between(rng, 200, 3_000));
-      } else if (roll >= 60) {
+      } else if (roll >= 50) {
         stats.failed++;
         await bounded(task.fail('flaky', rng.int(2) === 0 ? {} : { retryAfter: 1 })).catch((err) => note('fail', err));
         continue;

@@ -38,7 +38,7 @@ function queueScenario(config: QueueScenarioConfig): Scenario {
   return {
     name: config.name,
     description: config.description,
-    safetyMs: config.safetyMs ?? 15_000,
+    safetyMs: config.safetyMs ?? 20_000,
     livenessBoundMs: config.livenessBoundMs ?? 30_000,
     setup: (sim) => setupQueue(sim, config),
   };
@@ -203,11 +203,11 @@ export const QUEUE_STRONG_SCENARIOS: readonly Scenario[] = [
   queueScenario({
     name: 'queue-strong',
     description:
-      '3 voters + 2 non-members; a producer enqueues 24 tasks (every fourth twice under its key), 5 workers take them with 2 s leases through any node and complete, fail, crash holding one, or pause past the TTL and complete late; partitions over every node, voter crashes and pauses, 2% loss; every task done exactly once by its last attempt, none stranded after the faults end.',
+      '3 voters + 2 non-members; a producer enqueues 40 tasks (every fourth twice under its key), 5 workers take them with 2 s leases through any node and complete, fail, crash holding one, or pause past the TTL and complete late; partitions over every node, voter crashes and pauses, 2% loss; every task done exactly once by its last attempt, none stranded after the faults end.',
     voters: 3,
     nonMembers: 2,
     clients: 5,
-    tasks: 24,
+    tasks: 40,
     network: { lossRate: 0.02, reorder: true },
     netNemesis: { partitions: PARTITION_KINDS },
     voterNemesis: { crashes: true, pauses: true, maxDown: 1 },
