@@ -1,6 +1,7 @@
 import { isParleyError } from '@parley/interface';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StrongChange } from '../api.js';
+import { MAX_PENDING_READS } from './replica.js';
 import { FAST, MemoryGroup } from './testing.js';
 
 const VOTERS = ['v1', 'v2', 'v3'];
@@ -167,6 +168,33 @@ describe('strong module, a group of three', () => {
     expect(isParleyError(r, 'not_leader')).toBe(true);
     expect(isParleyError(w, 'not_leader')).toBe(true);
     expect(r.retryable).toBe(true);
+    g.network.heal();
+  });
+
+  it('a leader cut off holds at most MAX_PENDING_READS reads; one more is refused with unavailable, unsent', async () => {
+    const g = await three();
+    const old = g.leader();
+    if (!old) throw new Error('no leader');
+    g.network.partition(
+      [old.id],
+      VOTERS.filter((v) => v !== old.id),
+    );
+    // Cut off, it confirms none of them: they wait until it steps down.
+    const pending = Array.from({ length: MAX_PENDING_READS }, () =>
+      old.module.replica.read({ type: 'get', namespace: 'ns', key: 'k' }),
+    );
+    let refused: unknown;
+    try {
+      old.module.replica.read({ type: 'get', namespace: 'ns', key: 'k' });
+    } catch (err) {
+      refused = err;
+    }
+    expect(isParleyError(refused, 'unavailable')).toBe(true);
+    expect((refused as { details: Record<string, unknown> }).details.unsent).toBe(true);
+    for (const p of pending) {
+      p.promise.catch(() => {});
+      p.cancel(new Error('test over'));
+    }
     g.network.heal();
   });
 

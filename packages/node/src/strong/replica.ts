@@ -1,7 +1,10 @@
 /**
  * One member's copy of the strong state: @parley/raft's RaftDriver over the
  * node's transport, Raft log and scheduler, applying @parley/coord's
- * CoordStateMachine to every committed entry.
+ * CoordStateMachine to every committed entry. It takes only seams
+ * (`MemberSeams`: transport, Raft log, clock, scheduler, random, logger,
+ * events), so the node's strong module and the simulator's `coord-*` hosts
+ * run this one member.
  *
  * As leader it stamps each command with its clock and proposes it, answers
  * the proposer once the entry is applied (by the command's session and
@@ -30,18 +33,55 @@ import {
   type RaftEntry,
   type RaftSnapshot,
   TimeoutError,
+  UnavailableError,
 } from '@parley/interface';
 import { type ConfChange, RaftDriver, type SoftState, type Status } from '@parley/raft';
 import type { StrongChange } from '../api.js';
-import type { NodeContext } from '../context.js';
+import type { NodeContext, NodeStorage } from '../context.js';
 import { ChangeLog } from './changes.js';
 import type { ResolvedStrongOptions } from './options.js';
+
+/** What a member takes from its process: seams only (a `NodeContext` is one). */
+export type MemberSeams = Pick<
+  NodeContext,
+  'peerId' | 'transport' | 'clock' | 'scheduler' | 'random' | 'logger' | 'events'
+> & {
+  readonly storage: Pick<NodeStorage, 'raftLog'>;
+};
+
+/** The settings a member reads (the strong module passes its resolved options). */
+export type MemberOptions = Pick<
+  ResolvedStrongOptions,
+  | 'voters'
+  | 'learners'
+  | 'tickMs'
+  | 'electionTimeoutTicks'
+  | 'heartbeatTicks'
+  | 'leaseReads'
+  | 'versionKey'
+  | 'limits'
+  | 'snapshotEveryEntries'
+  | 'snapshotEveryBytes'
+  | 'keepEntries'
+  | 'expireEveryMs'
+  | 'maxWatchHistory'
+  | 'maxSnapshotChunkBytes'
+> & {
+  /** Raft's flow control: append messages in flight per follower, bytes per message (default: Raft's). */
+  readonly maxInflightMsgs?: number;
+  readonly maxSizePerMsgBytes?: number;
+};
 
 /** What a scenario or test may observe of every applied command (in log order). */
 export interface ReplicaHooks {
   onApply?(index: number, term: number, command: Command | undefined, output: ApplyOutput): void;
   onRestore?(index: number): void;
+  /** A read answered by `read`: `confirmMs` from its request to its read point (0: within the millisecond, the lease). */
+  onReadServed?(confirmMs: number): void;
 }
+
+/** Reads waiting for their read point or for the state machine to reach it, at most. */
+export const MAX_PENDING_READS = 4096;
 
 interface Waiter {
   resolve(r: CommandResult): void;
@@ -56,6 +96,8 @@ interface PendingRead {
   resolve(r: CommandResult): void;
   reject(err: unknown): void;
   index: number;
+  requestedAtMs: number;
+  confirmedAtMs: number;
 }
 
 /** A pending answer and how to stop waiting for it. */
@@ -95,8 +137,8 @@ export class StrongReplica {
   private cancelLoop: Cancel | undefined;
 
   constructor(
-    private readonly ctx: NodeContext,
-    private readonly options: ResolvedStrongOptions,
+    private readonly ctx: MemberSeams,
+    private readonly options: MemberOptions,
     private readonly hooks: ReplicaHooks = {},
   ) {
     const storage = ctx.storage.raftLog;
@@ -122,6 +164,8 @@ export class StrongReplica {
         heartbeatTicks: options.heartbeatTicks,
         maxSnapshotChunkBytes: options.maxSnapshotChunkBytes,
         readOnly: options.leaseReads ? 'leaseBased' : 'safe',
+        ...(options.maxInflightMsgs === undefined ? {} : { maxInflightMsgs: options.maxInflightMsgs }),
+        ...(options.maxSizePerMsgBytes === undefined ? {} : { maxSizePerMsgBytes: options.maxSizePerMsgBytes }),
       },
       storage,
       transport: ctx.transport,
@@ -245,11 +289,15 @@ export class StrongReplica {
   /** Leader only: a linearizable read by ReadIndex, answered from the state once applied through it. */
   read(op: Operation): Pending<CommandResult> {
     this.requireLeader();
+    if (this.reads.size + this.readyReads.length >= MAX_PENDING_READS) {
+      throw new UnavailableError(`${MAX_PENDING_READS} reads are waiting on this leader`, { unsent: true });
+    }
     const context = new TextEncoder().encode(`${this.ctx.peerId}#${++this.readCounter}`);
     const key = ctxKey(context);
     let pending!: PendingRead;
     const promise = new Promise<CommandResult>((resolve, reject) => {
-      pending = { op, resolve, reject, index: -1 };
+      const now = this.ctx.clock.nowMs();
+      pending = { op, resolve, reject, index: -1, requestedAtMs: now, confirmedAtMs: now };
     });
     this.reads.set(key, pending);
     try {
@@ -444,6 +492,7 @@ export class StrongReplica {
     if (!p) return;
     this.reads.delete(key);
     p.index = index;
+    p.confirmedAtMs = this.ctx.clock.nowMs();
     if (index <= this.appliedThrough) this.serve(p);
     else this.readyReads.push(p);
   }
@@ -459,6 +508,7 @@ export class StrongReplica {
   }
 
   private serve(p: PendingRead): void {
+    this.hooks.onReadServed?.(p.confirmedAtMs - p.requestedAtMs);
     // Time of a read: the state machine's, moved up to this leader's clock (never back).
     p.resolve(this.sm.query(p.op, this.stampMs()));
   }

@@ -24,7 +24,10 @@ import { PLANTS, type Plant } from './plants.js';
 
 /** The packages a scenario run loads. */
 const PACKAGES = ['interface', 'crdt', 'raft', 'coord', 'check', 'sim', 'scenarios'] as const;
-/** … and those a node-* scenario loads too (the real node's strong module, and what it imports). */
+/**
+ * … and those a node-* or coord-* scenario loads too (the real node's strong module or its
+ * strong group member, and what they import).
+ */
 const NODE_PACKAGES = ['node', 'net', 'storage'] as const;
 
 /** packages/ of the repository this file was compiled in (packages/scenarios/dist/mutation/smoke.js). */
@@ -42,7 +45,7 @@ export function scratchCopy(plant: Plant, from: string = packagesDir()): string 
   const root = mkdtempSync(join(tmpdir(), `parley-plant-${plant.name}-`));
   try {
     mkdirSync(join(root, 'node_modules', '@parley'), { recursive: true });
-    const node = plant.module.startsWith('node-');
+    const node = plant.module.startsWith('node-') || plant.module.startsWith('coord/');
     for (const p of node ? [...PACKAGES, ...NODE_PACKAGES] : PACKAGES) {
       const dst = join(root, 'packages', p);
       cpSync(join(from, p, 'dist'), join(dst, 'dist'), { recursive: true });

@@ -85,9 +85,7 @@ export interface Call {
   readonly invokedAt: number;
   lastSentAt: number;
   giveUpAt: number;
-  /** register_session is routed by the log position its proposal got. */
-  regPosition?: { index: number; term: number };
-  /** `lock_waiting` arrived: the answer comes as a delivery. */
+  /** `lock_waiting` arrived: the answer comes as a delivery (to the host it was sent to). */
   waiting: boolean;
   /** A read served through ReadIndex or the lease instead of the log. */
   viaRead: boolean;

@@ -44,7 +44,7 @@ export function installDirectors(sim: Simulation, config: CoordScenarioConfig, d
         ids: voters,
         app,
         proposeOld: (l) =>
-          l.propose({ op: { type: 'set', namespace: 'figure8', key: 'k', value: 'old-term entry' } }) !== undefined,
+          l.submit({ op: { type: 'set', namespace: 'figure8', key: 'k', value: 'old-term entry' } }, () => {}),
         settled: (l) => l.driver.probe.committedEntryInCurrentTerm(),
         // Under client load: at an instant when every voter holds the leader's whole log, so
         // that L2's no-op lands at the index of the step-1 entry.

@@ -1,6 +1,8 @@
 /**
  * `coord-*`: @parley/coord's state machine applied by a real Raft group of 3
- * or 5 voters (./coord-host.ts) under faults, driven by simulated clients.
+ * or 5 voters under faults, driven by simulated clients. Each voter is the
+ * node's own strong group member (`StrongReplica` of @parley/node, booted over
+ * the host's seams in ./host.ts).
  *
  * Clients register a session through the log, then issue one operation at a
  * time — set, CAS (`ifVersion`), create-only (`ifNotExists`), delete, get,
@@ -26,10 +28,10 @@
  * lease must be free once its deadline plus the skew bound has passed (a
  * leader change neither resets nor extends the remaining time).
  *
- * Layout: ./coord-config.ts (configuration, constants, client shapes), ./coord-setup.ts (the
- * group, clients, invariants and end checks), ./coord-checks.ts (snapshot agreement and
- * durability), ./coord-workload.ts (mixed and TTL workloads), ./coord-scenarios.ts (the
- * scenario table). Importing this module registers the scenarios.
+ * Layout: ./host.ts (a voter: the node's member over the host's seams), ./config.ts
+ * (configuration, constants, client shapes), ./setup.ts (the group, clients, invariants and
+ * end checks), ./checks.ts (snapshot agreement and durability), ./workload.ts (mixed and TTL
+ * workloads), ./scenarios.ts (the scenario table). Importing this module registers the scenarios.
  */
 
 import { registerScenario } from '../../registry.js';

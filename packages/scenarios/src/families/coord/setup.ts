@@ -119,7 +119,13 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     },
   );
 
-  const onApply = (host: PeerId, index: number, term: number, command: Command, out: ApplyOutput) => {
+  const undecodable: string[] = [];
+  const onApply = (host: PeerId, index: number, _term: number, command: Command | undefined, out: ApplyOutput) => {
+    if (command === undefined) {
+      // Only this scenario's clients propose: every entry must decode.
+      if (undecodable.length < 10) undecodable.push(`${host}: entry ${index} is no coord command`);
+      return;
+    }
     const h = hosts.get(host);
     const sm = h?.sm;
     if (sm) {
@@ -144,7 +150,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     } else if (seen !== text && agreement.length < 10) {
       agreement.push(`${host} computed a different result at index ${index}: ${text} vs ${seen}`);
     }
-    route(host, index, term, command, out);
+    noteWaiting(host, command, out);
   };
 
   for (const [i, id] of voters.entries()) {
@@ -232,31 +238,29 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     if (target === undefined) return;
     const h = app(target);
     if (!h || sim.host(target).state !== 'up') return;
+    const done = (r: CommandResult) => {
+      if (c.call === call) answer(c, r);
+    };
+    // The member stopped waiting (it stepped down): a waiting lock acquire is asked again.
+    const failed = () => {
+      if (c.call === call) call.waiting = false;
+    };
     if (call.viaRead) {
       if (deposed(target)) readsAtDeposedLeader++;
-      h.read(call.op, (r) => {
-        if (c.call === call) answer(c, r);
-      });
+      h.read(call.op, done, failed);
       return;
     }
-    const pos = h.propose(call.command);
-    if (call.command.clientId === undefined && pos) call.regPosition = { index: pos.index, term: pos.term };
+    h.submit(call.command, done, failed);
   }
 
-  function route(host: PeerId, index: number, term: number, command: Command, out: ApplyOutput): void {
-    if (command.clientId !== undefined) {
-      const c = waitingCalls.get(`${command.clientId}/${command.seq}`);
-      if (c && c.target === host) answer(c, out.result);
-    } else if (command.op.type === 'register_session') {
-      for (const c of clients) {
-        const p = c.call?.regPosition;
-        if (c.target === host && p && p.index === index && p.term === term) answer(c, out.result);
-      }
-    }
-    for (const d of out.deliveries) {
-      const c = waitingCalls.get(`${d.clientId}/${d.seq}`);
-      if (c && c.target === host) answer(c, d.result);
-    }
+  /**
+   * The member answers a blocking acquire only with its grant (or the wait's end): that it is
+   * waiting shows in the applied output, on the host the client asked.
+   */
+  function noteWaiting(host: PeerId, command: Command, out: ApplyOutput): void {
+    if (command.clientId === undefined || !out.result.ok || out.result.value.type !== 'lock_waiting') return;
+    const c = waitingCalls.get(`${command.clientId}/${command.seq}`);
+    if (c?.call && c.target === host) answer(c, out.result);
   }
 
   function answer(c: Client, result: CommandResult): void {
@@ -439,6 +443,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
       if (a?.fatal !== undefined) throw violation('coord/driver-healthy', `${id}: driver stopped: ${String(a.fatal)}`);
     }
     if (agreement.length > 0) throw violation('coord/replica-agreement', agreement.join('; '));
+    if (undecodable.length > 0) throw violation('coord/undecodable-entry', undecodable.join('; '));
     if (timeWentBack.length > 0) throw violation('coord/state-machine-time-monotonic', timeWentBack.join('; '));
     if (ttl.violations.length > 0) throw violation('coord/ttl-under-skew', ttl.violations.join('; '));
   });
