@@ -226,12 +226,12 @@ export class StrongReplica {
   }
 
   isLeader(): boolean {
-    return !this.stopped && this.driver.status().state === 'leader';
+    return !this.stopped && this.driver.probe.state === 'leader';
   }
 
   /** The leader this member knows of, if any. */
   leaderHint(): PeerId | undefined {
-    const lead = this.driver.status().lead;
+    const lead = this.driver.probe.lead;
     return lead === '' ? undefined : lead;
   }
 
@@ -421,7 +421,7 @@ export class StrongReplica {
     }
     this.serveReadyReads();
     for (const l of [...this.applyListeners]) l();
-    this.ctx.events.emit('raft:apply-lag', { entries: Math.max(0, this.driver.status().commit - this.appliedThrough) });
+    this.ctx.events.emit('raft:apply-lag', { entries: Math.max(0, this.driver.probe.committed - this.appliedThrough) });
     const due =
       this.appliedThrough - this.lastSnapshotIndex >= this.options.snapshotEveryEntries ||
       this.bytesSinceSnapshot >= this.options.snapshotEveryBytes;
@@ -540,13 +540,13 @@ export class StrongReplica {
   private leaderLoop(): void {
     const step = () => {
       if (this.stopped) return;
-      const st = this.driver.status();
-      if (st.state === 'leader') {
+      const raft = this.driver.probe;
+      if (raft.state === 'leader') {
         this.sinceExpireMs += this.options.tickMs;
-        if (st.term !== this.leaderTerm || this.sinceExpireMs >= this.options.expireEveryMs) {
+        if (raft.term !== this.leaderTerm || this.sinceExpireMs >= this.options.expireEveryMs) {
           try {
             this.driver.propose(encodeCommand({ nowMs: this.stampMs(), op: { type: 'expire' } }));
-            this.leaderTerm = st.term;
+            this.leaderTerm = raft.term;
             this.sinceExpireMs = 0;
           } catch {
             // overloaded or stepping down: next tick

@@ -119,6 +119,7 @@ export class CoordHost {
    * host does not lead (the client asks another).
    */
   submit(command: Omit<Command, 'nowMs'>, done: (r: CommandResult) => void, failed: () => void = () => {}): boolean {
+    if (!this.member.isLeader()) return false;
     try {
       this.member.submit(command).promise.then(done, failed);
       return true;
@@ -129,6 +130,7 @@ export class CoordHost {
 
   /** A linearizable read without a log entry (ReadIndex or the lease); false when this host does not lead. */
   read(op: Operation, done: (r: CommandResult) => void, failed: () => void = () => {}): boolean {
+    if (!this.member.isLeader()) return false;
     try {
       this.member.read(op).promise.then(done, failed);
       return true;
