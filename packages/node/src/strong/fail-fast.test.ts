@@ -2,8 +2,9 @@
  * Fail fast: a node that knows there is no leader answers `unavailable`
  * (retryable, unsent) within about one election timeout instead of holding
  * the call to its bound — a follower cut off from the leader, an isolated
- * leader deposed by check-quorum, a node outside the group whose members all
- * know no leader — while a write that may already have been proposed is
+ * leader deposed by check-quorum, a learner that has not heard from its leader
+ * for an election timeout, a node outside the group whose members all know no
+ * leader — while a write that may already have been proposed is
  * never answered `unavailable`: its outcome is unknown, and it ends `timeout`.
  */
 import { isParleyError, type ParleyError } from '@parley/interface';
@@ -91,6 +92,30 @@ describe('fail fast', () => {
     expect(first.err?.code).toBe('timeout');
     expect(first.ms).toBeGreaterThanOrEqual(1_900);
     g.network.heal();
+  });
+
+  it('a learner cut off from its leader answers unavailable once it has not heard from it; nothing applies', async () => {
+    const g = await three();
+    const learner = await g.start('l1');
+    await (g.leader() as TestMember).module.cluster.addLearner('l1');
+    await learner.module.strong('ns').set('warm', 0); // it knows the leader and has a session
+    // A learner never campaigns, so its Raft view keeps naming the leader it no longer hears from.
+    g.network.partition(['l1'], VOTERS);
+    // Once it has not heard from it for an election timeout (a write sent before then may have been proposed).
+    await waitFor(() => learner.module.replica.driver.probe.electionElapsed >= 10, 3_000);
+    expect(learner.module.replica.leaderHint()).toBeDefined();
+    const write = await outcome(learner.module.strong('ns').set('k', 1));
+    expect(write.err).toMatchObject({ code: 'unavailable', status: 503, retryable: true });
+    expect(write.err?.details.unsent).toBe(true);
+    expect(write.ms).toBeLessThan(FAST_MS);
+    const read = await outcome(learner.module.strong('ns').get('k'));
+    expect(read.err?.code).toBe('unavailable');
+    expect(read.ms).toBeLessThan(4 * ELECTION_MS);
+    g.network.heal();
+    // Heard from again: it serves calls, and the write answered unavailable never applied.
+    await waitFor(() => learner.module.replica.driver.probe.electionElapsed < 10, 5_000);
+    expect(await learner.module.strong('ns').get('k')).toBeUndefined();
+    await learner.module.strong('ns').set('after', 2);
   });
 
   it('a node outside the group whose members all know no leader answers unavailable, with nothing sent', async () => {

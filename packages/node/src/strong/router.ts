@@ -19,8 +19,10 @@
  * when this node knows there is none: a member whose own Raft view has named
  * no leader for one election timeout (a follower cut off from the leader
  * pre-votes and forgets it after 1–2 election timeouts without a heartbeat;
- * an isolated leader steps down by check-quorum as soon; a member just
- * started first waits for its own election timer), or a node outside the
+ * an isolated leader steps down by check-quorum as soon; a learner, which
+ * never campaigns, counts its leader out of view once it has not heard from
+ * it for an election timeout; a member just started first waits for its own
+ * election timer), or a node outside the
  * group that every member refused so, fails the call with `unavailable` at
  * once, if nothing it sent may have been proposed. A member with no
  * leader in its view sends nothing: it waits for one. Whether an attempt may
@@ -148,14 +150,25 @@ export class StrongRouter {
     return this.options.tickMs * this.options.electionTimeoutTicks;
   }
 
-  /** This member's Raft view names no leader (itself included). */
+  /**
+   * This member's Raft view names no leader (itself included) — or, for a learner,
+   * names one it has not heard from for an election timeout: a learner never
+   * campaigns, so nothing else clears the leader it last knew.
+   */
   private noLeaderInView(): boolean {
-    return this.isMember() && !this.replica.isLeader() && this.replica.leaderHint() === undefined;
+    if (!this.isMember() || this.replica.isLeader()) return false;
+    if (this.replica.leaderHint() === undefined) return true;
+    const raft = this.replica.driver.probe;
+    return !raft.voters.has(this.ctx.peerId) && raft.electionElapsed >= this.options.electionTimeoutTicks;
   }
 
   /** This member has known no leader for at least one election timeout. */
   private knowsNoLeader(): boolean {
-    if (!this.noLeaderInView()) return false;
+    if (!this.noLeaderInView()) {
+      // A learner hears from its leader again without a term event: its next stretch starts afresh.
+      if (this.replica.leaderHint() !== undefined) this.leaderlessSinceMs = undefined;
+      return false;
+    }
     this.leaderlessSinceMs ??= this.ctx.clock.nowMs();
     return this.ctx.clock.nowMs() - this.leaderlessSinceMs >= this.electionTimeoutMs;
   }
