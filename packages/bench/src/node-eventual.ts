@@ -79,9 +79,10 @@ async function gossipPropagation(bench: Bench): Promise<void> {
     const ns = writer.eventual('gossip');
     await Promise.all(peers.map((p) => p.run({ kind: 'watch', namespace: 'gossip', prefix: 'g' })));
     // Let the gossipsub mesh form and warm every process (JIT, LevelDB, streams): 2,000 sets
-    // or 10 s at 200/s, each received by every peer. Then let the last of them settle.
-    await warmUp((w) => ns.set(`warm${w % 100}`, w), 5);
-    await sleep(1_000);
+    // or 10 s at the timed rate (100/s: faster builds a backlog the timed phase inherits), each
+    // received by every peer. Then let the last of them settle.
+    await warmUp((w) => ns.set(`warm${w % 100}`, w), 10);
+    await sleep(2_000);
     const count = quick ? 200 : 500;
     const cpuOf = async () =>
       (await Promise.all(peers.map((p) => p.run<{ cpuMs: number }>({ kind: 'cpu' })))).reduce((a, r) => a + r.cpuMs, 0);

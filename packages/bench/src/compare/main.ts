@@ -392,7 +392,7 @@ async function propagation(withAntiEntropy: boolean): Promise<void> {
   const ae = extra.anti_entropy_anchors as Awaited<ReturnType<typeof antiEntropyAnchors>> | undefined;
 
   const json = join(root, 'eventual.json');
-  const program = join(repoRoot, 'packages', 'node', 'dist', 'bench.js');
+  const program = join(repoRoot, 'packages', 'bench', 'dist', 'node.js');
   const runNodeBench = () =>
     new Promise<number | null>((resolveExit, reject) => {
       const child = spawn(

@@ -1,6 +1,6 @@
 /**
  * The propagation anchor: the workload of @parley/node's gossip benchmark
- * (2,000 warm-up sets or 10 s at 200/s, then 500 sets of `g<i>` = {i, t} at 100/s from one
+ * (2,000 warm-up sets or 10 s at 100/s, then 500 sets of `g<i>` = {i, t} at 100/s from one
  * writer, arrivals read 2 s after the last set) on Yjs documents synced
  * through y-protocols over loopback TCP, with the same number of nodes: the
  * writer in this process, every other node its own process (./yjs-peer.ts).
@@ -127,9 +127,9 @@ export async function yjsPropagation(nodes: number, count = PROPAGATION_UPDATES)
     for (const [a, b] of edges) dials.set(a, [...(dials.get(a) ?? []), (peers[b] as YjsPeer).port]);
     await Promise.all(peers.map((p, i) => p.ask({ type: 'connect', ports: dials.get(i) ?? [] }, 'connected')));
     const map = writer.doc.getMap('gossip');
-    // Every process warmed as on Parley's side (@parley/node's gossip benchmark): 2,000 sets or 10 s at 200/s.
-    await warmUp((w) => map.set(`warm${w % 100}`, w), 5);
-    await sleep(1_000);
+    // Every process warmed as on Parley's side (@parley/node's gossip benchmark): 2,000 sets or 10 s at 100/s.
+    await warmUp((w) => map.set(`warm${w % 100}`, w), 10);
+    await sleep(2_000);
     const cpuOf = async () =>
       (await Promise.all(peers.map((p) => p.ask<{ cpuMs: number }>({ type: 'cpu' }, 'cpu')))).reduce(
         (a, r) => a + r.cpuMs,
