@@ -317,8 +317,10 @@ describe('parley cluster up', () => {
     );
     const stderr: string[] = [];
     child.stderr!.on('data', (c: Buffer) => stderr.push(c.toString()));
+    let pids: number[] = [];
     try {
       const line = JSON.parse(await waitLine(child, 60_000));
+      pids = (line.nodes as Array<{ pid: number }>).map((n) => n.pid);
       expect(line.nodes).toHaveLength(3);
       const urls = line.nodes.map((n: { url: string }) => n.url);
       expect(urls).toEqual([0, 1, 2].map((i) => `http://127.0.0.1:${http + i}`));
@@ -335,6 +337,12 @@ describe('parley cluster up', () => {
       }
     } finally {
       child.kill('SIGKILL');
+      // A failed run must not leave the voters behind: their parent's SIGKILL does not reach them.
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {}
+      }
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -99,6 +99,8 @@ async function up(opts: { nodes: string; dir: string; basePort: string; p2pBaseP
         });
       }),
     );
+    // Ready means usable: the voters have elected a leader, so the first strong write works.
+    await Promise.all(members.map((m) => untilReady(m)));
   } catch (err) {
     await stopAll();
     throw err;
@@ -131,6 +133,23 @@ async function up(opts: { nodes: string; dir: string; basePort: string; p2pBaseP
     process.on('SIGINT', () => stop('SIGINT'));
     process.on('SIGTERM', () => stop('SIGTERM'));
   });
+}
+
+/** Polls the node's `/readyz` (disk writable, a Raft leader known) until it answers 200, for at most the start timeout. */
+async function untilReady(m: Member): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${m.url}/readyz`, { signal: AbortSignal.timeout(2_000) });
+      if (res.ok) return;
+      last = `HTTP ${res.status}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`node-${m.index} was not ready within ${START_TIMEOUT_MS} ms (${last})`);
 }
 
 function readyUrl(m: Member, child: ChildProcess): Promise<string> {

@@ -117,15 +117,16 @@ export class MemoryGroup {
     return undefined;
   }
 
-  /** Resolves once a member leads and every running voter knows it; rejects after `timeoutMs`. */
-  async waitForLeader(timeoutMs = 5_000): Promise<TestMember> {
+  /**
+   * Resolves once a member leads and every running voter knows it (of `among`, when given:
+   * the members still in service); rejects after `timeoutMs`.
+   */
+  async waitForLeader(timeoutMs = 5_000, among?: readonly TestMember[]): Promise<TestMember> {
     const deadline = Date.now() + timeoutMs;
+    const members = among ?? [...this.members.values()];
     for (;;) {
-      const l = this.leader();
-      if (
-        l &&
-        [...this.members.values()].every((m) => !this.voters.includes(m.id) || m.module.replica.leaderHint() === l.id)
-      ) {
+      const l = members.find((m) => m.module.replica.isLeader());
+      if (l && members.every((m) => !this.voters.includes(m.id) || m.module.replica.leaderHint() === l.id)) {
         return l;
       }
       if (Date.now() > deadline) throw new Error('no leader elected in time');
