@@ -89,6 +89,13 @@ function merge<V>(into: Map<string, Forced<V>>, from: Frontier<V>, compare: Comp
   }
 }
 
+/** A new frontier: `base` with `more` merged in (frontiers stay unchanged once built). */
+function union<V>(base: Frontier<V>, more: readonly Frontier<V>[], compare: CompareVersions<V>): Frontier<V> {
+  const out = new Map(base);
+  for (const f of more) merge(out, f, compare);
+  return out;
+}
+
 interface SessionState<V> {
   /** Acknowledged own writes with what seeing each forces (ryw; mw exports). */
   own: Frontier<V>;
@@ -146,18 +153,9 @@ export function checkSessionGuarantees<V>(
       exports.set(op.id, e);
       if (op.outcome !== 'ok') continue;
       const self: Frontier<V> = new Map([[op.key, { version: w.version, id: op.id, via: 'ryw' as Via }]]);
-      const own = new Map(st.own);
-      merge(own, e, compare);
-      merge(own, self, compare);
-      st.own = own;
-      const ownWrites = new Map(st.ownWrites);
-      merge(ownWrites, self, compare);
-      st.ownWrites = ownWrites;
-      if (causal) {
-        const hb = new Map(st.hb);
-        merge(hb, self, compare);
-        st.hb = hb;
-      }
+      st.own = union(st.own, [e, self], compare);
+      st.ownWrites = union(st.ownWrites, [self], compare);
+      if (causal) st.hb = union(st.hb, [self], compare);
       continue;
     }
     if (op.outcome !== 'ok') continue;
@@ -181,14 +179,8 @@ export function checkSessionGuarantees<V>(
       report({ type: causal ? 'causal' : forced.via, op: index, key: op.key, saw: op.saw, missed: forced.id });
     }
     if (seen !== undefined) merge(vis, new Map([[op.key, { ...seen, via: 'mr' as Via }]]), compare);
-    const reads = new Map(st.reads);
-    merge(reads, vis, compare);
-    st.reads = reads;
-    if (causal) {
-      const hb = new Map(st.hb);
-      merge(hb, vis, compare);
-      st.hb = hb;
-    }
+    st.reads = union(st.reads, [vis], compare);
+    if (causal) st.hb = union(st.hb, [vis], compare);
   }
   return { ok: violations.length === 0, violations, truncated };
 }

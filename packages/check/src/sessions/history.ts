@@ -51,8 +51,6 @@ export type CompareVersions<V> = (a: V, b: V) => number;
 /** The writes that took effect (acknowledged, or seen by a read), by id, with their versions. */
 export interface WriteTable<V> {
   readonly byId: ReadonlyMap<string, { readonly index: number; readonly op: SessionWrite<V>; readonly version: V }>;
-  /** Ids of writes certainly not applied, or never issued with this id. */
-  readonly failed: ReadonlySet<string>;
 }
 
 /**
@@ -71,17 +69,13 @@ export function indexWrites<V>(ops: readonly SessionOp<V>[]): WriteTable<V> {
     }
   }
   const byId = new Map<string, { index: number; op: SessionWrite<V>; version: V }>();
-  const failed = new Set<string>();
   const ids = new Set<string>();
   ops.forEach((op, index) => {
     if (op.kind !== 'write') return;
     if (ids.has(op.id))
       throw new InvalidArgumentError(`write id ${op.id} appears twice: writes must be unique`, { id: op.id });
     ids.add(op.id);
-    if (op.outcome === 'fail') {
-      failed.add(op.id);
-      return;
-    }
+    if (op.outcome === 'fail') return;
     if (op.outcome === 'unknown' && !seen.has(op.id)) return;
     const version = op.version ?? seen.get(op.id);
     if (version === undefined)
@@ -90,5 +84,5 @@ export function indexWrites<V>(ops: readonly SessionOp<V>[]): WriteTable<V> {
       });
     byId.set(op.id, { index, op, version });
   });
-  return { byId, failed };
+  return { byId };
 }
