@@ -243,6 +243,11 @@ function checkPartition<S, I, O>(
     }
   }
   if (knownCount === 0) return { kind: 'ok', steps: 0 };
+  const twinBefore = unknownTwins(
+    items.map((x) => x.op.callIndex),
+    inputs,
+    outputs,
+  );
   raw.sort((a, b) => a.at - b.at || a.tie - b.tie);
   // Two doubly linked lists over the entries 1..raw.length (position = real-time
   // order): the main list (sentinel 0) holds the calls and returns of known calls,
@@ -399,6 +404,12 @@ function checkPartition<S, I, O>(
     return alone !== undefined && dominates!(alone, after);
   };
 
+  // An unknown call is tried only once its earlier twins are linearized (see `unknownTwins`).
+  const twinPending = (op: number): boolean => {
+    const t = twinBefore[op]!;
+    return t >= 0 && (unknownBits[rank[t]! >>> 5]! & (1 << (rank[t]! & 31))) === 0;
+  };
+
   for (;;) {
     steps++;
     if ((steps & CLOCK_CHECK_MASK) === 0) {
@@ -430,7 +441,10 @@ function checkPartition<S, I, O>(
         // A call with an unknown outcome that would change nothing, or lead to a state
         // the current one dominates, is never worth linearizing: leaving it out keeps
         // every option open.
-        if (known[op] || (afterSid !== sid && !(dominates !== undefined && skipUnknown(op, after)))) {
+        if (
+          known[op] ||
+          (afterSid !== sid && !twinPending(op) && !(dominates !== undefined && skipUnknown(op, after)))
+        ) {
           const newHash = known[op] ? hash ^ zobrist[op]! : hash;
           mark(op);
           if (remember(newHash, afterSid)) {
@@ -494,4 +508,50 @@ function checkPartition<S, I, O>(
       blocked: blockedAtBest >= 0 ? items[blockedAtBest]!.op : undefined,
     },
   };
+}
+
+/**
+ * For each call with an unknown outcome, its twin invoked last before it: the previous
+ * call whose input is the same and whose outcome is also unknown (-1: none). Twins are
+ * interchangeable: both run `step` alike and return at +∞, and the earlier one may
+ * take effect anywhere the later one may. So any linearization that uses a later twin
+ * while an earlier one is unused, or uses both in the other order, becomes one that
+ * uses them earliest first by swapping them, and the search tries a call only once
+ * its earlier twins are linearized. Then the twins a configuration uses are always the
+ * first few, and a key with many alike calls that timed out (blind writes of values no
+ * read returns, once a model gives those one name) stays decidable.
+ */
+function unknownTwins<I, O>(
+  callIndex: readonly number[],
+  inputs: readonly I[],
+  outputs: readonly (O | typeof UNKNOWN)[],
+): Int32Array {
+  const before = new Int32Array(inputs.length).fill(-1);
+  const order = Array.from(inputs.keys()).sort((a, b) => callIndex[a]! - callIndex[b]! || a - b);
+  const last = new Map<string, number>();
+  for (const i of order) {
+    if (outputs[i] !== UNKNOWN) continue;
+    const key = twinKey(inputs[i]);
+    if (key === undefined) continue;
+    before[i] = last.get(key) ?? -1;
+    last.set(key, i);
+  }
+  return before;
+}
+
+/** A text equal for inputs `step` cannot tell apart (an absent field and `undefined` alike); undefined if none. */
+function twinKey(input: unknown): string | undefined {
+  try {
+    if (input !== null && typeof input === 'object' && Object.getPrototypeOf(input) === Object.prototype) {
+      const o = input as { readonly [k: string]: unknown };
+      return `{${Object.keys(o)
+        .filter((k) => o[k] !== undefined)
+        .sort()
+        .map((k) => `${JSON.stringify(k)} ${canonicalText(o[k] as Operation['input'])}`)
+        .join(', ')}}`;
+    }
+    return canonicalText(input as Operation['input']);
+  } catch {
+    return undefined; // not a history value: no twin
+  }
 }

@@ -10,7 +10,17 @@
  */
 import { DecodeError } from '@parley/interface';
 import type { HistoryValue } from '../history.js';
-import { field, type Model, type ModelOp, type Operation, sameValue, UNKNOWN, unknownOp } from '../model.js';
+import {
+  canonicalKey,
+  field,
+  type Model,
+  type ModelOp,
+  type Operation,
+  type PreparedPartition,
+  sameValue,
+  UNKNOWN,
+  unknownOp,
+} from '../model.js';
 import { optStr, str } from './fields.js';
 
 /** A strong entry: absent, or a value with its version (`null` = written by a call whose reply was lost). */
@@ -160,6 +170,35 @@ function entryStep(state: EntryState, input: EntryInput, output: EntryOutput | t
 }
 
 /**
+ * The one value of every write no call observes: a `set` whose value no read, and no
+ * lost claim, of the key returns. Only that such a write happened can matter (it moves
+ * the version on, and a `get` returning any observed value rules it out as the last
+ * write), never which unobserved value it wrote, so they share one value. Two writes
+ * whose replies were lost then end in one state, and the search's twin rule keeps a
+ * key with many of them decidable.
+ */
+export const UNOBSERVED_VALUE = '\u0000unobserved';
+
+function entryPreparePartition(
+  ops: readonly ModelOp<EntryInput, EntryOutput>[],
+): PreparedPartition<EntryState, EntryInput, EntryOutput> {
+  const observed = new Set<string>();
+  for (const { output } of ops) {
+    if (output !== UNKNOWN && (output.type === 'entry' || output.type === 'claimed')) {
+      observed.add(canonicalKey(output.value));
+    }
+  }
+  if (observed.has(canonicalKey(UNOBSERVED_VALUE))) return { ops };
+  return {
+    ops: ops.map((mop) =>
+      mop.input.f === 'set' && !observed.has(canonicalKey(mop.input.value))
+        ? { input: { ...mop.input, value: UNOBSERVED_VALUE }, output: mop.output }
+        : mop,
+    ),
+  };
+}
+
+/**
  * Strong entries, per key: `get`, `set` with `ifNotExists` / `ifVersion`, `delete`
  * with `ifVersion`, `claim` (create-once, losers see the winner's entry).
  * Every successful write returns a fresh version.
@@ -171,4 +210,5 @@ export const parleyEntryModel: Model<EntryState, EntryInput, EntryOutput> = {
   init: () => null,
   prepare: entryPrepare,
   step: entryStep,
+  preparePartition: entryPreparePartition,
 };
