@@ -102,6 +102,16 @@ describe('public packages', () => {
   });
 });
 
+describe('moved packages', () => {
+  it('the old path @parley/sim/testing re-exports @parley/testing, and parley/testing is it too', async () => {
+    const now = await import('@parley/testing');
+    for (const old of [await import('@parley/sim/testing'), await import('parley/testing')]) {
+      expect(Object.keys(old).sort()).toEqual(Object.keys(now).sort());
+      expect(old.simulate).toBe(now.simulate);
+    }
+  });
+});
+
 describe('the checks themselves', () => {
   it('read every kind of import and name the package of a specifier', () => {
     const text = `import a from 'a'; export * from '@s/b/sub'; const c = await import('c'); import './d.js'; import 'node:fs'; import 'fs';`;

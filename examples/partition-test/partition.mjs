@@ -7,7 +7,7 @@
  * checkers must pass. (A step whose commit timed out may go uncounted: the
  * agent counts at most once, never twice.)
  */
-import { simulate } from '@parley/sim/testing';
+import { simulate } from '@parley/testing';
 
 export const TASKS = ['t0', 't1', 't2', 't3', 't4'];
 

@@ -15,7 +15,7 @@
 import { writeFileSync } from 'node:fs';
 import { createNode, type NodeLogger } from '@parley/node';
 import { Simulation } from '@parley/sim';
-import { simulate } from '@parley/sim/testing';
+import { simulate } from '@parley/testing';
 
 const silent: NodeLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const realMs = () => Number(process.hrtime.bigint()) / 1e6; // not faked by the harness
@@ -60,7 +60,7 @@ async function main(): Promise<void> {
     bare.push(await bareIdleMinute(100 + i));
     idle.push(await harnessIdleMinute(100 + i));
   }
-  const fixture = new URL('../../sim/src/testing/fixtures/workload.mjs', import.meta.url).href;
+  const fixture = new URL('../../testing/src/fixtures/workload.mjs', import.meta.url).href;
   const { workload } = (await import(fixture)) as {
     workload(seed: number): Promise<{ simulatedMs: number; steps: number; history: string }>;
   };

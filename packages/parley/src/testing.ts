@@ -1,2 +1,2 @@
-/** `parley/testing`: @parley/sim/testing, re-exported (see its documentation). */
-export * from '@parley/sim/testing';
+/** `parley/testing`: @parley/testing, re-exported (see its documentation). */
+export * from '@parley/testing';

@@ -7,10 +7,14 @@ import type { NamespaceReplica } from '@parley/crdt';
 import { InvalidArgumentError, type PeerId, type Random } from '@parley/interface';
 import { createNode, type NodeLogger, type ParleyNode } from '@parley/node';
 import { internals, type ParleyNodeInternals } from '@parley/node/testing';
-import { Nemesis, type NemesisOptions, PARTITION_KINDS } from '../nemesis.js';
-import type { LatencyModel } from '../network.js';
-import type { Simulation } from '../simulation.js';
-import type { DiskFaults } from '../storage.js';
+import {
+  type DiskFaults,
+  type LatencyModel,
+  Nemesis,
+  type NemesisOptions,
+  PARTITION_KINDS,
+  type Simulation,
+} from '@parley/sim';
 import { expectConverged, expectFencing, expectLinearizable } from './checks.js';
 import { type Duration, toMs } from './duration.js';
 import { Recorder } from './recorder.js';

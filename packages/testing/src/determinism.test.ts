@@ -1,7 +1,7 @@
 /**
  * Same seed, same run: the recorded history is byte-identical across two runs
  * in this process and a run in a child `node` process (the built package,
- * imported as `@parley/sim/testing`).
+ * imported as `@parley/testing`).
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';

@@ -7,7 +7,7 @@
  */
 import type { Cluster, EventualNamespace, Lease, Locks, ParleyNode, StrongDoc, StrongNamespace } from '@parley/node';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { type SimCluster, simulate } from '../testing.js';
+import { type SimCluster, simulate } from './index.js';
 import type { Recorder } from './recorder.js';
 
 /** The members of T that may be left out. */

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SimulationExpectationError, simulate, toMs } from '../testing.js';
+import { SimulationExpectationError, simulate, toMs } from './index.js';
 
 describe('simulate', () => {
   it('runs user timers, Date and performance.now on simulated time, and records strong calls', async () => {

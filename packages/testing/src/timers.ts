@@ -8,8 +8,8 @@
  * the simulator already drains them after every event.
  */
 import type { Cancel } from '@parley/interface';
+import type { Simulation } from '@parley/sim';
 import { type Clock as FakeClock, withGlobal } from '@sinonjs/fake-timers';
-import type { Simulation } from '../simulation.js';
 
 /** What is faked while a simulation runs. */
 export const FAKED = ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'] as const;

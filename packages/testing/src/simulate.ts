@@ -7,7 +7,7 @@
 import { randomInt } from 'node:crypto';
 import { InvalidArgumentError } from '@parley/interface';
 import { loadDocumentEngines } from '@parley/node';
-import { Simulation } from '../simulation.js';
+import { Simulation } from '@parley/sim';
 import { SimulationExpectationError } from './checks.js';
 import { SimCluster, type SimulateOptions } from './cluster.js';
 import { toMs } from './duration.js';
