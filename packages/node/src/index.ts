@@ -18,6 +18,7 @@ export { isNamespaceName, MAX_NAMESPACE_LENGTH, NAMESPACE_NAME_PATTERN, NAMESPAC
 export type * from './api.js';
 export type { NodeContext, NodeEvents, NodeLogger, NodeStorage } from './context.js';
 export { DataDirLockedError } from './data-dir-lock.js';
+export { type ClientReplication, clientReplication } from './eventual/client-replication.js';
 export type { EventualOptions } from './eventual/options.js';
 export { loadDocumentEngines } from './eventual/rich-loader.js';
 export { createNode } from './node.js';

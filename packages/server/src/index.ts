@@ -27,6 +27,8 @@ export {
   type ParleyServer,
   type ServerOptions,
 } from './server.js';
+export { attachSyncDoor, SyncDoor, type SyncDoorDeps, type SyncDoorStats } from './sync/door.js';
+export type { SyncDoorOptions } from './sync/options.js';
 export { isoMicros } from './time.js';
 export { attachYjsDoor, YjsDoor, type YjsDoorDeps, type YjsDoorStats } from './yjs/door.js';
 export type { YjsDoorOptions } from './yjs/options.js';

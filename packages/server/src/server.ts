@@ -19,6 +19,8 @@ import { registerReplicatedRoutes } from './routes/replicated.js';
 import { registerStateRoutes } from './routes/state.js';
 import type { RouteDeps } from './routes/types.js';
 import { DEFAULT_SSE_LIMITS, type SseLimits, type SseStream } from './sse.js';
+import { attachSyncDoor } from './sync/door.js';
+import type { SyncDoorOptions } from './sync/options.js';
 import { validationError } from './validation-messages.js';
 import { attachYjsDoor } from './yjs/door.js';
 import type { YjsDoorOptions } from './yjs/options.js';
@@ -56,6 +58,8 @@ export interface ServerOptions {
   defaultMetrics?: boolean;
   /** The y-websocket door at ws://host:port/yjs (docs/yjs.md); `false` turns it off. */
   yjs?: YjsDoorOptions | false;
+  /** The sync door for browser replicas at ws://host:port/sync/{namespace} (docs/browser.md); `false` turns it off. */
+  sync?: SyncDoorOptions | false;
   /** Fastify's logger option; default off. */
   logger?: boolean;
   /** Called with any error that is not a client mistake (answered 500 internal); default: printed on stderr. */
@@ -193,6 +197,7 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
   registerOpsRoutes(app, deps);
   if (options.yjs !== false)
     attachYjsDoor(app, { ...options, allowedHosts, onUnexpectedError, registry: metrics.registry }, options.yjs);
+  if (options.sync !== false) attachSyncDoor(app, { ...options, allowedHosts, onUnexpectedError }, options.sync);
 
   app.addHook('preClose', async () => {
     for (const stream of [...streams]) stream.close();

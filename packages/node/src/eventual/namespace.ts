@@ -48,7 +48,7 @@ import { listEntries } from './list.js';
 import { LocalReplica, type NamespaceCounters } from './local-replica.js';
 import type { ResolvedEventualOptions } from './options.js';
 import { loadNamespace } from './persist.js';
-import type { ReplicationPort, RichPort } from './port.js';
+import type { ClientReplication, ReplicationPort, RichPort } from './port.js';
 import { Replicator } from './replication.js';
 import type { RichValues } from './rich.js';
 import { richModule } from './rich-loader.js';
@@ -384,6 +384,48 @@ export class EventualNamespaceImpl implements EventualNamespace {
       this.rich ??= new RichValues(this.richPort());
     }
     return this.rich;
+  }
+
+  // ---------------------------------------------------------------- client replicas
+
+  /**
+   * The port a door uses to keep a client replica (a browser tab, docs/browser.md)
+   * in sync through this node; see client-replication.ts.
+   */
+  clientReplication(): ClientReplication {
+    const ns = this;
+    const local = this.local;
+    return {
+      namespace: this.name,
+      ready: this.ready,
+      maxTtlSeconds: this.options.maxTtlSeconds,
+      maxValueBytes: this.options.maxValueBytes,
+      digest: () => {
+        local.checkIncarnation();
+        return local.replica.digest();
+      },
+      deltaFor: (digest) => {
+        local.checkIncarnation();
+        return local.replica.deltaFor(digest);
+      },
+      async push(bytes, client) {
+        if (ns.closed) throw new ClosedError(`eventual namespace '${ns.name}'`);
+        local.checkIncarnation();
+        let delta: Delta;
+        try {
+          delta = ns.replication.checkedDelta(bytes);
+          const changed = local.mergeRemote(delta, bytes, client);
+          // A client reaches the cluster through this node: its writes travel on as gossip.
+          if (changed > 0) ns.replication.gossip(bytes);
+        } catch (err) {
+          ns.replication.reject(client, err);
+          throw err;
+        }
+        await local.durable();
+        return delta;
+      },
+      onChange: (callback) => this.feed.watch({}, () => callback()),
+    };
   }
 
   // ---------------------------------------------------------------- lifecycle

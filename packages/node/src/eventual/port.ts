@@ -4,7 +4,7 @@
  * both from its local replica.
  */
 import type { Delta, Digest } from '@parley/crdt';
-import type { PeerId } from '@parley/interface';
+import type { PeerId, Unsubscribe } from '@parley/interface';
 import type { NodeContext } from '../context.js';
 import type { CommitSource } from '../group-commit.js';
 import type { NamespaceCounters } from './local-replica.js';
@@ -53,4 +53,27 @@ export interface RichPort {
   retryRead<T>(read: () => Promise<T>): Promise<T>;
   /** Counts, logs and emits one refused piece of input from `peer`. */
   reject(peer: PeerId, err: unknown): void;
+}
+
+/** The namespace as a door for client replicas (browser tabs) uses it: see client-replication.ts. */
+export interface ClientReplication {
+  readonly namespace: string;
+  /** Resolves once the namespace is open (restored from disk). */
+  readonly ready: Promise<void>;
+  /** The namespace's bounds a client replica must share. */
+  readonly maxTtlSeconds: number;
+  readonly maxValueBytes: number;
+  /** The dots this node has seen. */
+  digest(): Digest;
+  /** The states a client with `digest` lacks (InvalidArgumentError for another namespace's digest). */
+  deltaFor(digest: Digest): Delta;
+  /**
+   * Decodes and checks a client's encoded delta as a peer's (DecodeError,
+   * InvalidArgumentError, ValueTooLargeError: counted and refused whole), merges
+   * it, and gossips it on to the cluster; resolves with the delta once it is
+   * durable on this node.
+   */
+  push(bytes: Uint8Array, client: string): Promise<Delta>;
+  /** Calls `callback` after every change of the namespace (local write, merged delta, expiry). */
+  onChange(callback: () => void): Unsubscribe;
 }

@@ -18,7 +18,7 @@
  * 5. A room name the node refuses (namespace or key): close 4400. maxRooms
  *    reached, or the node cannot open more documents: close 1013 (retried).
  */
-import { type IncomingMessage, STATUS_CODES } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { isParleyError } from '@parley/interface';
 import type { ParleyNode } from '@parley/node';
@@ -26,7 +26,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { bearerChecker, rebindingGuard } from '../auth.js';
-import { HttpError, toErrorEnvelope } from '../errors.js';
+import { HttpError } from '../errors.js';
+import { addUpgradeHandler, rejectUpgrade } from '../upgrade.js';
 import { CLOSE, Connection } from './connection.js';
 import { doorMetrics } from './metrics.js';
 import { type ResolvedYjsDoorOptions, resolveYjsDoorOptions, type YjsDoorOptions } from './options.js';
@@ -256,34 +257,13 @@ export class YjsDoor {
   }
 }
 
-/** Answers a refused upgrade with the HTTP error envelope and closes the socket. */
-function rejectUpgrade(socket: Duplex, err: unknown): void {
-  const { envelope, headers } = toErrorEnvelope(err, {});
-  const body = JSON.stringify(envelope);
-  const lines = [
-    `HTTP/1.1 ${envelope.status} ${STATUS_CODES[envelope.status] ?? 'Error'}`,
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    'Connection: close',
-    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
-  ];
-  socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
-}
-
 /**
  * Hooks the door into a Fastify server: its HTTP server's upgrade requests
  * (others get 404), and closing before the server stops.
  */
 export function attachYjsDoor(app: FastifyInstance, deps: YjsDoorDeps, options?: YjsDoorOptions): YjsDoor {
   const door = new YjsDoor(deps, options);
-  app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (!door.handleUpgrade(request, socket, head)) {
-      rejectUpgrade(
-        socket,
-        new HttpError('not_found', `no WebSocket endpoint at ${(request.url ?? '').split('?', 1)[0]}`),
-      );
-    }
-  });
+  addUpgradeHandler(app, (request, socket, head) => door.handleUpgrade(request, socket, head));
   app.addHook('preClose', async () => door.close());
   return door;
 }

@@ -1,0 +1,183 @@
+/**
+ * The sync door with a real browser replica (@parley/browser, run in Node with
+ * `ws` and a LevelDB database in place of IndexedDB): writes made while the
+ * node is unreachable reach it and the cluster once it is back, the cluster's
+ * writes reach the tab, the tab's state survives a restart, and the door's
+ * admission and bounds refuse what they must.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserNode, createBrowserNode, type EventualChange, type WebSocketConstructor } from '@parley/browser';
+import { decodeFrame, encodeHello, TAG_ERROR } from '@parley/browser/wire';
+import { memoryCluster } from '@parley/node/testing';
+import { ClassicLevel } from 'classic-level';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { createServer, type ParleyServer } from '../server.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+type Cluster = ReturnType<typeof memoryCluster>;
+
+async function serve(node: Parameters<typeof createServer>[0]['node'], port = 0, token?: string) {
+  const server: ParleyServer = await createServer({
+    node,
+    port,
+    defaultMetrics: false,
+    ...(token ? { token } : {}),
+  });
+  const url = await server.listen();
+  return { server, url, port: Number(new URL(url).port) };
+}
+
+function tempDb(): { dir: string; open(): ClassicLevel<string, Uint8Array> } {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-tab-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return { dir, open: () => new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' }) };
+}
+
+async function tab(
+  c: Cluster,
+  url: string,
+  db: ClassicLevel<string, Uint8Array>,
+  token?: string,
+): Promise<BrowserNode> {
+  const node = await createBrowserNode({
+    url,
+    db,
+    WebSocket: WebSocket as unknown as WebSocketConstructor,
+    now: () => c.time.nowMs(),
+    syncIntervalMs: 100,
+    maxReconnectMs: 300,
+    ...(token ? { token } : {}),
+  });
+  cleanups.push(() => node.close());
+  return node;
+}
+
+/** Runs the cluster's manual clock until `check` holds (real-time bound: 10 s). */
+async function until(c: Cluster, check: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met within 10 s');
+    await c.time.advance(5);
+    await new Promise<void>((r) => setTimeout(r, 5));
+  }
+}
+
+describe('the sync door and a browser replica', () => {
+  it('offline writes reach the node and the cluster on reconnect; the cluster reaches the tab; state survives a restart', async () => {
+    const c = memoryCluster();
+    const a = await c.start('a');
+    const b = await c.start('b');
+    cleanups.push(async () => {
+      await a.close();
+      await b.close();
+    });
+    // The node's address, then nothing listening there: the tab starts offline.
+    const first = await serve(a);
+    await first.server.close();
+    const store = tempDb();
+    const t = await tab(c, first.url, store.open());
+    const notes = t.eventual('notes');
+    const seen: EventualChange[] = [];
+    notes.watch({}, (ch) => seen.push(ch));
+    await notes.set('draft', { text: 'written offline' }, { ttl: 600 });
+    await notes.increment('visits', 2);
+    await notes.set('gone', 1);
+    expect(await notes.delete('gone')).toBe(true);
+    expect(notes.syncState).not.toBe('synced');
+    expect((await notes.get('draft'))?.value).toEqual({ text: 'written offline' });
+
+    const back = await serve(a, first.port);
+    cleanups.push(() => back.server.close());
+    await until(c, () => notes.syncState === 'synced');
+    expect((await a.eventual('notes').get('draft'))?.value).toEqual({ text: 'written offline' });
+    expect((await a.eventual('notes').get('draft'))?.ttlSeconds).toBe(600);
+    expect((await a.eventual('notes').get('visits'))?.value).toBe(2);
+    expect(await a.eventual('notes').get('gone')).toBeUndefined();
+    // Node a passes the tab's writes on to the cluster.
+    await until(c, async () => (await b.eventual('notes').get('visits'))?.value === 2);
+
+    // A write on b reaches the tab through a, and a counter converges across all three.
+    await b.eventual('notes').set('fromB', 'hello');
+    await b.eventual('notes').increment('visits', 3);
+    await until(
+      c,
+      async () => (await notes.get('fromB'))?.value === 'hello' && (await notes.get('visits'))?.value === 5,
+    );
+    expect(seen.some((ch) => ch.key === 'fromB' && ch.type === 'set' && ch.origin === a.peerId)).toBe(true);
+    expect(seen.some((ch) => ch.key === 'gone' && ch.type === 'delete' && ch.origin === 'local')).toBe(true);
+    await notes.increment('visits', 1);
+    await until(c, async () => (await b.eventual('notes').get('visits'))?.value === 6);
+    expect(a.eventualModule.namespace('notes').replica.digest()).toEqual(notes.replica.digest());
+
+    // A restart of the tab: everything is there before any node answers, under the same replica id.
+    const id = notes.replicaId;
+    await t.close();
+    const again = await tab(c, 'http://127.0.0.1:1', store.open());
+    const reopened = again.eventual('notes');
+    expect((await reopened.get('draft'))?.value).toEqual({ text: 'written offline' });
+    expect((await reopened.get('fromB'))?.value).toBe('hello');
+    expect((await reopened.get('visits'))?.value).toBe(6);
+    expect(reopened.replicaId).toBe(id);
+    expect((await reopened.list({ prefix: 'v' })).items.map((e) => e.key)).toEqual(['visits']);
+  }, 30_000);
+
+  it('a server with a token refuses a tab without it, and admits one with it', async () => {
+    const c = memoryCluster();
+    const a = await c.start('a');
+    cleanups.push(() => a.close());
+    const { server, url } = await serve(a, 0, 'sesame');
+    cleanups.push(() => server.close());
+    const denied = (await tab(c, url, tempDb().open())).eventual('notes');
+    await expect(denied.synced()).rejects.toThrow(/refused/);
+    expect(denied.syncError?.code).toBe('unauthorized');
+    const admitted = (await tab(c, url, tempDb().open(), 'sesame')).eventual('notes');
+    await admitted.set('k', 'v');
+    await until(c, () => admitted.syncState === 'synced');
+    expect((await a.eventual('notes').get('k'))?.value).toBe('v');
+  }, 30_000);
+
+  it('refuses undecodable frames, a session without HELLO, a foreign namespace and oversized frames', async () => {
+    const c = memoryCluster();
+    const a = await c.start('a');
+    cleanups.push(() => a.close());
+    const { server, url } = await serve(a);
+    cleanups.push(() => server.close());
+    const ws = url.replace('http:', 'ws:');
+
+    async function exchange(path: string, frames: Uint8Array[]): Promise<{ code: number; errors: string[] }> {
+      const sock = new WebSocket(`${ws}${path}`);
+      const errors: string[] = [];
+      sock.on('message', (data: Buffer) => {
+        const f = decodeFrame(new Uint8Array(data), 2 * 1_048_576);
+        if (f.tag === TAG_ERROR) errors.push(f.code);
+      });
+      await new Promise<void>((r, j) => {
+        sock.once('open', () => r());
+        sock.once('error', j);
+      });
+      for (const f of frames) sock.send(f);
+      const code = await new Promise<number>((r) => sock.once('close', (n: number) => r(n)));
+      return { code, errors };
+    }
+
+    expect(await exchange('/sync/notes', [new Uint8Array([1, 0x77, 1, 2])])).toEqual({
+      code: 4400,
+      errors: ['decode_error'],
+    });
+    const digest = encodeHello('x', { namespace: 'notes', context: new Map() }).subarray(4);
+    expect((await exchange('/sync/notes', [new Uint8Array([1, 0x03, ...digest])])).errors).toEqual([
+      'invalid_argument',
+    ]);
+    const foreign = encodeHello('browser-x', { namespace: 'other', context: new Map() });
+    expect(await exchange('/sync/notes', [foreign])).toEqual({ code: 4400, errors: ['invalid_argument'] });
+    expect(await exchange('/sync/bad%20name', [])).toEqual({ code: 4400, errors: ['invalid_argument'] });
+    expect((await exchange('/sync/notes', [new Uint8Array(2 * 1_048_576)])).code).toBe(1009);
+  }, 30_000);
+});
