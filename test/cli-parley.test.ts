@@ -73,6 +73,22 @@ describe('parley distributed-state', () => {
     });
   });
 
+  it('get and list read serializable or bounded with -c, --max-staleness-ms, --max-lag-entries', async () => {
+    await json('state', 'set', '-n', 'c5', '-k', 'a', '-v', '1');
+    for (const flags of [
+      ['-c', 'serializable'],
+      ['--max-staleness-ms', '1000'],
+      ['-c', 'bounded', '--max-lag-entries', '0'],
+    ]) {
+      expect(await json('state', 'get', '-n', 'c5', '-k', 'a', ...flags)).toMatchObject({ value: 1 });
+      const page = await json('state', 'list', '-n', 'c5', ...flags);
+      expect(page.items.map((e: { key: string }) => e.key)).toEqual(['a']);
+    }
+    const bad = await cli('state', 'get', '-n', 'c5', '-k', 'a', '-c', 'serializable', '--max-staleness-ms', '5');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/bounded/);
+  });
+
   it('table output for a person', async () => {
     const list = await cli('distributed-state', 'list', '-n', 'c1');
     expect(list.code).toBe(0);

@@ -122,6 +122,42 @@ describe('validation: typed 4xx, nothing written', () => {
   });
 });
 
+describe('strong read consistency (query parameters)', () => {
+  it('consistency=serializable and bounded reads answer from the node; a bad mix is 400 invalid_argument', async () => {
+    await api(p.url, 'POST', state('rc', 'k'), { body: { value: 'v' } });
+    for (const q of [
+      '',
+      '?consistency=linearizable',
+      '?consistency=serializable',
+      '?max_staleness_ms=1000',
+      '?consistency=bounded&max_lag_entries=0',
+      '?max_staleness_ms=0&max_lag_entries=5',
+    ]) {
+      const got = await api(p.url, 'GET', `${state('rc', 'k')}${q}`);
+      expect(got.status, q).toBe(200);
+      expect((got.body.data as { value: unknown }).value, q).toBe('v');
+      const page = await api(p.url, 'GET', `${state('rc')}${q}`);
+      expect(page.status, q).toBe(200);
+      expect(
+        (page.body.data as { items: { key: string }[] }).items.map((e) => e.key),
+        q,
+      ).toEqual(['k']);
+    }
+    for (const q of [
+      '?consistency=eventual',
+      '?consistency=serializable&max_staleness_ms=10',
+      '?consistency=bounded',
+      '?max_staleness_ms=-1',
+      '?max_lag_entries=x',
+      '?watch=true&consistency=serializable',
+    ]) {
+      const res = await api(p.url, 'GET', `${state('rc', q.startsWith('?watch') ? undefined : 'k')}${q}`);
+      expect(res.status, q).toBe(400);
+      expect(res.body.error, q).toBe('invalid_argument');
+    }
+  });
+});
+
 describe('keys', () => {
   it('a key holding "/" and ":" round-trips when its slash is encoded', async () => {
     const key = 'dispatch/daily-etl:2026-08-09';

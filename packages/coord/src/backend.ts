@@ -6,6 +6,7 @@
  * answer with the same `OpResult`s and reject with the same typed errors.
  */
 import type { ParleyError } from '@parley/interface';
+import type { ReadConsistency } from './read-consistency.js';
 import type { Entry, Operation, OpResult } from './types.js';
 
 /** One change of a strong entry, numbered by the backend's revision. */
@@ -28,6 +29,11 @@ export interface StrongCallOptions {
   timeoutMs?: number;
   /** Extra time the backend may hold the call (a blocking lock wait), in ms. */
   waitMs?: number;
+}
+
+/** A read's time bound and how fresh it must be (default linearizable; ./read-consistency.ts). */
+export interface StrongReadOptions extends StrongCallOptions {
+  consistency?: ReadConsistency;
 }
 
 /** Which changes a strong watch follows. */
@@ -55,8 +61,13 @@ export interface StrongBackend {
    * reached within the call's bound; never hangs).
    */
   write(op: Operation, options?: StrongCallOptions): Promise<OpResult>;
-  /** A linearizable read (`get`, `list`, `lease_attach`, `lock_inspect`, `lock_list`). */
-  read(op: Operation, options?: StrongCallOptions): Promise<OpResult>;
+  /**
+   * A read (`get`, `list`, `lease_attach`, `lock_inspect`, `lock_list`):
+   * linearizable unless `options.consistency` asks for a serializable or a
+   * bounded-staleness read (a backend that cannot give one fails with
+   * `invalid_argument`, never with a weaker read).
+   */
+  read(op: Operation, options?: StrongReadOptions): Promise<OpResult>;
   /**
    * Calls back once per change matching `filter`, in revision order, after
    * `fromRevision` (replaying kept changes; throws `compacted` when they are

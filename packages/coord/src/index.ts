@@ -27,6 +27,7 @@ export type {
   StrongCallOptions,
   StrongChange,
   StrongNamespaceUsage,
+  StrongReadOptions,
   StrongWatchFilter,
 } from './backend.js';
 export {
@@ -71,6 +72,16 @@ export {
   planList,
   takePage,
 } from './list-page.js';
+export {
+  LINEARIZABLE,
+  MAX_LAG_ENTRIES,
+  MAX_STALENESS_MS,
+  READ_CONSISTENCY_LEVELS,
+  type ReadConsistency,
+  type ReadConsistencyLevel,
+  type ReadConsistencyOptions,
+  readConsistency,
+} from './read-consistency.js';
 export { CoordStateMachine, MAX_TIME_MS } from './state-machine.js';
 export * from './types.js';
 export { versionToken } from './version.js';

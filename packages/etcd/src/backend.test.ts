@@ -470,4 +470,47 @@ describe.skipIf(!bin)('EtcdBackend on a 3-member etcd', () => {
       await cluster.restart(leader);
     }
   }, 60_000);
+  it("serializable reads are etcd's: answered by a member without a quorum; bounded staleness is refused", async () => {
+    const b = backend({ prefix: '/serializable' });
+    await b.write({ type: 'set', namespace: 'sr', key: 'k', value: 'v' });
+    const serializable = { consistency: { level: 'serializable' as const } };
+    const got = (await b.read({ type: 'get', namespace: 'sr', key: 'k' }, serializable)) as Extract<
+      OpResult,
+      { type: 'got' }
+    >;
+    expect(got.entry.value).toBe('v');
+    const bounded = { consistency: { level: 'bounded' as const, maxStalenessMs: 100, maxLagEntries: 0 } };
+    const refused = await b.read({ type: 'get', namespace: 'sr', key: 'k' }, bounded).catch((e: unknown) => e);
+    expect(isParleyError(refused, 'invalid_argument')).toBe(true);
+    expect((refused as { details: { unsupported?: string } }).details.unsupported).toBe('bounded');
+    // Member 2 has applied the write (a serializable read there may lag until it has).
+    const viaTwo = backend({ prefix: '/serializable', endpoints: [cluster.endpoints[2] as string] });
+    const seen: unknown[] = [];
+    const poll = setInterval(() => {
+      viaTwo.read({ type: 'get', namespace: 'sr', key: 'k' }, serializable).then(
+        () => seen.push(1),
+        () => {},
+      );
+    }, 20);
+    await until(seen, (xs) => xs.length > 0, 5_000).finally(() => clearInterval(poll));
+    // Two of three members down: no quorum. A client of the third reads serializably; a quorum read cannot.
+    const killed = [0, 1];
+    for (const i of killed) await cluster.kill(i);
+    try {
+      const lone = backend({
+        prefix: '/serializable',
+        endpoints: [cluster.endpoints[2] as string],
+        callTimeoutMs: 1_500,
+      });
+      const page = (await lone.read({ type: 'list', namespace: 'sr' }, serializable)) as Extract<
+        OpResult,
+        { type: 'list' }
+      >;
+      expect(page.items.map((e) => e.value)).toEqual(['v']);
+      expect(await codeOf(lone.read({ type: 'get', namespace: 'sr', key: 'k' }, serializable))).toBe('ok');
+      expect(await codeOf(lone.read({ type: 'get', namespace: 'sr', key: 'k' }))).toMatch(/^(timeout|unavailable)$/);
+    } finally {
+      for (const i of killed) await cluster.restart(i);
+    }
+  }, 90_000);
 });

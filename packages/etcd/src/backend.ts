@@ -35,6 +35,7 @@ import {
   type StrongCallOptions,
   type StrongChange,
   type StrongNamespaceUsage,
+  type StrongReadOptions,
   type StrongWatchFilter,
 } from '@parley/coord';
 import {
@@ -165,12 +166,26 @@ export class EtcdBackend implements StrongBackend {
     return this.dispatch(op, this.call(options));
   }
 
-  async read(op: Operation, options?: StrongCallOptions): Promise<OpResult> {
+  /**
+   * Linearizable by default (etcd's quorum reads); `serializable` maps to
+   * etcd's serializable ranges, answered by the etcd member this node's client
+   * reaches. Bounded staleness is not offered on etcd: `invalid_argument`
+   * (details `unsupported: 'bounded'`), never a weaker read.
+   */
+  async read(op: Operation, options?: StrongReadOptions): Promise<OpResult> {
     checkOperationShape(op);
     if (!READ_OPERATIONS.has(op.type) || op.type === 'noop') {
       throw new InvalidArgumentError(`'${op.type}' is not a read-only operation`);
     }
-    return this.dispatch(op, this.call(options));
+    const level = options?.consistency?.level ?? 'linearizable';
+    if (level === 'bounded') {
+      throw new InvalidArgumentError(
+        "bounded-staleness reads are not offered on the etcd backend: read with consistency 'serializable' or 'linearizable'",
+        { backend: 'etcd', unsupported: 'bounded' },
+      );
+    }
+    const call = this.call(options);
+    return this.dispatch(op, level === 'serializable' ? { ...call, serializable: true } : call);
   }
 
   private dispatch(op: Operation, call: OpCall): Promise<OpResult> {

@@ -43,6 +43,12 @@ import { decodeRequestRecord, encodeRequestRecord } from './record.js';
 /** The absolute deadline of one Parley call, on the backend's clock. */
 export interface CallBound {
   deadlineMs: number;
+  /**
+   * A serializable read: ranges and read-only transactions are answered by
+   * the etcd member the client reaches, from its own state (etcd's
+   * `serializable` range option), with no quorum read.
+   */
+  serializable?: boolean;
 }
 
 /** One transaction: compares, what to do when they hold, what to read when they do not. */
@@ -194,9 +200,10 @@ export class EtcdCalls {
     });
   }
 
-  /** A linearizable range read. */
+  /** A range read: linearizable, or serializable when the bound says so. */
   async range(req: IRangeRequest, bound: CallBound): Promise<IRangeResponse> {
-    const res = await this.run('range', bound, (o) => this.client.kv.range(req, o));
+    const sent = bound.serializable === true ? { ...req, serializable: true } : req;
+    const res = await this.run('range', bound, (o) => this.client.kv.range(sent, o));
     this.note(res.header?.revision);
     this.count(res.kvs);
     return res;
@@ -210,7 +217,15 @@ export class EtcdCalls {
   /** Runs one transaction (see TxnSpec); resent on transient failures, applied at most once when it carries a request id. */
   async txn(spec: TxnSpec, bound: CallBound): Promise<TxnOutcome> {
     const compares = [...spec.compares];
-    const success = [...spec.success];
+    // A read-only transaction whose every range is serializable is answered by the member reached (etcd's rule).
+    const readOnly =
+      bound.serializable === true &&
+      compares.length === 0 &&
+      !spec.request &&
+      spec.success.every((op) => op.request_range !== undefined);
+    const success: IRequestOp[] = readOnly
+      ? spec.success.map((op) => ({ request_range: { ...op.request_range, serializable: true } }))
+      : [...spec.success];
     const failure = [...(spec.failure ?? [])];
     let requestKey: Buffer | undefined;
     if (spec.request) {

@@ -22,6 +22,8 @@ export const ERROR_STATUS = {
   not_leader: 503,
   unavailable: 503,
   timeout: 504,
+  /** A bounded-staleness read the member asked could not prove within its bound (retry, or read elsewhere). */
+  staleness_exceeded: 503,
   outcome_unknown: 504,
   /** A watch's resume point is no longer kept (HTTP 410 Gone): watch again, then list. */
   compacted: 410,
@@ -41,6 +43,7 @@ export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'unavailable',
   'timeout',
   'closed',
+  'staleness_exceeded',
 ]);
 
 export class ParleyError extends Error {
@@ -164,6 +167,17 @@ export class NamespaceFullError extends ParleyError {
       namespace,
       limitKeys,
     });
+  }
+}
+
+/**
+ * A bounded-staleness read that the member asked cannot answer within its
+ * bound: it has no read point fresh enough from its leader, or has not
+ * applied through it (retryable: a moment later, or on another member).
+ */
+export class StalenessExceededError extends ParleyError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('staleness_exceeded', message, details);
   }
 }
 

@@ -70,6 +70,30 @@ describe('arguments', () => {
     expect((await call('state_get', { namespace: 'a1', key: 'k' })).body.error).toBe('key_not_found');
   });
 
+  it('strong reads take consistency, max_staleness_ms and max_lag_entries (the HTTP names); a bad mix is refused', async () => {
+    await call('state_set', { namespace: 'a5', key: 'k', value: 'v' });
+    for (const read of [
+      {},
+      { consistency: 'serializable' },
+      { max_staleness_ms: 1_000 },
+      { consistency: 'bounded', max_lag_entries: 0 },
+    ]) {
+      const got = await call('state_get', { namespace: 'a5', key: 'k', ...read });
+      expect(got.body.value, JSON.stringify(read)).toBe('v');
+      const page = await call('state_list', { namespace: 'a5', ...read });
+      expect(page.body.items.map((e: { key: string }) => e.key)).toEqual(['k']);
+    }
+    const mix = await call('state_get', {
+      namespace: 'a5',
+      key: 'k',
+      consistency: 'serializable',
+      max_staleness_ms: 1,
+    });
+    expect(mix.body).toEqual({ ...SHAPE, error: 'invalid_argument', status: 400, retryable: false });
+    const level = await call('state_get', { namespace: 'a5', key: 'k', consistency: 'eventual' });
+    expect(level.body.error).toBe('invalid_argument');
+  });
+
   it('a value out of bounds is the same shape, with the argument named', async () => {
     const r = await call('state_set', { namespace: 'a1', key: 'k', value: 1, ttl_seconds: 2_592_001 });
     expect(r.body).toEqual({ ...SHAPE, error: 'invalid_argument', status: 400, retryable: false });

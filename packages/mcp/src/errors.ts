@@ -26,6 +26,8 @@ export const ERROR_HINTS: Readonly<Record<string, string>> = {
   not_leader: 'The cluster is changing leader: retry in a moment.',
   unavailable: 'The node or its cluster is unavailable: retry in a moment.',
   closed: 'The node is shutting down: retry against another node.',
+  staleness_exceeded:
+    'The node could not prove its copy fresh enough for max_staleness_ms / max_lag_entries: retry in a moment, widen the bound, or read with consistency linearizable.',
   too_many_streams: 'The server is at its limit of streams: retry later.',
   timeout:
     'No answer in time: a write may or may not have been applied, and may still apply. A retry is a new write: re-read the entry (state_get) before retrying a create (if_not_exists), claim, compare-and-swap or lock acquire; reads and plain overwrites may be retried as they are.',

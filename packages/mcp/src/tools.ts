@@ -21,6 +21,30 @@ const KEY = z.string().min(1).max(1024).describe('Key: 1-1024 characters, no con
 const VALUE = z.unknown().describe('Any JSON value, at most 1 MiB');
 const TTL = z.number().int().min(1).max(2_592_000).describe('Time to live in seconds (1 .. 30 days)');
 
+/** How fresh a strong read must be: the HTTP query parameters of the same names (docs/mcp.md). */
+const READ = {
+  consistency: z
+    .enum(['linearizable', 'serializable', 'bounded'])
+    .optional()
+    .describe(
+      'linearizable (default: the leader confirms); serializable (the node answers from its copy, may be stale, never waits on the leader); bounded (with max_staleness_ms / max_lag_entries)',
+    ),
+  max_staleness_ms: z
+    .number()
+    .int()
+    .min(0)
+    .max(86_400_000)
+    .optional()
+    .describe('Bounded: the answer holds every write acknowledged this many ms before the call'),
+  max_lag_entries: z
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000_000)
+    .optional()
+    .describe('Bounded: the answer misses at most this many log entries committed by then'),
+};
+
 type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** While a call is in flight, a progress notification this often (when the client asked for progress). */
@@ -95,11 +119,11 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     'state_get',
     {
       description:
-        'Read a strong (linearizable) entry: {namespace, key, value, version, ttl_seconds, ...}. Error key_not_found if absent.',
-      inputSchema: strict({ namespace: NAMESPACE, key: KEY }),
+        'Read a strong entry: {namespace, key, value, version, ttl_seconds, ...}; linearizable unless consistency says otherwise. Error key_not_found if absent; staleness_exceeded when a bounded read cannot be proven fresh enough.',
+      inputSchema: strict({ namespace: NAMESPACE, key: KEY, ...READ }),
     },
-    ({ namespace, key }, extra) =>
-      answer(node, every, extra, (call) => call('GET', path('distributed-state', namespace, key))),
+    ({ namespace, key, ...read }, extra) =>
+      answer(node, every, extra, (call) => call('GET', path('distributed-state', namespace, key) + query(read))),
   );
   server.registerTool(
     'state_set',
@@ -143,6 +167,7 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
         filter: z.string().max(1024).optional(),
         limit: z.number().int().min(1).max(1000).optional(),
         cursor: z.string().optional().describe('next_cursor of the previous page'),
+        ...READ,
       }),
     },
     ({ namespace, ...q }, extra) =>

@@ -177,6 +177,27 @@ export interface StrongWriteOptions {
 }
 
 /**
+ * How fresh a strong read must be (docs/guarantees.md, "Strong reads"); the
+ * default is linearizable. `'serializable'`: the member asked answers from its
+ * applied state without contacting the leader (a prefix of the log, possibly
+ * stale). Bounds (`consistency: 'bounded'`, implied by either bound): the
+ * member answers from its applied state only while it can prove the answer
+ * holds every write acknowledged `maxStalenessMs` before the call, missing at
+ * most `maxLagEntries` of the log's entries committed by then; else it fails
+ * with `staleness_exceeded` (retryable).
+ */
+export interface StrongReadOptions {
+  consistency?: 'linearizable' | 'serializable' | 'bounded';
+  maxStalenessMs?: number;
+  maxLagEntries?: number;
+  /** Abort the call (`timeout`) after this long; default 10,000 ms. */
+  timeoutMs?: number;
+}
+
+/** `strong(ns).list`: the query and how fresh the page must be. */
+export type StrongListQuery = ListQuery & StrongReadOptions;
+
+/**
  * What `strong(ns).set` answers: the entry as written, with `operation` — the shape of
  * `eventual(ns).set` and of the HTTP API's answer, so `(await ns.set(k, v)).version` works on both.
  */
@@ -214,9 +235,9 @@ export interface Lease {
 export interface StrongNamespace {
   readonly name: string;
   set(key: string, value: JsonValue, options?: StrongWriteOptions): Promise<StrongSetResult>;
-  get(key: string): Promise<StrongEntry | undefined>;
+  get(key: string, options?: StrongReadOptions): Promise<StrongEntry | undefined>;
   delete(key: string, options?: { ifVersion?: string; fence?: FenceToken }): Promise<boolean>;
-  list(query?: ListQuery): Promise<ListPage<StrongEntry>>;
+  list(query?: StrongListQuery): Promise<ListPage<StrongEntry>>;
   deleteNamespace(options: {
     confirm: boolean;
     pattern?: string;

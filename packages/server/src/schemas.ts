@@ -125,6 +125,25 @@ export const listQuery = {
   },
 } as const;
 
+/** How fresh a strong read must be (docs/guarantees.md, "Strong reads"); bounds imply `bounded`. */
+const strongReadProperties = {
+  consistency: { type: 'string', enum: ['linearizable', 'serializable', 'bounded'] },
+  max_staleness_ms: digits(8),
+  max_lag_entries: digits(10),
+} as const;
+
+export const strongReadQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: strongReadProperties,
+} as const;
+
+export const strongListQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...listQuery.properties, ...strongReadProperties },
+} as const;
+
 export const deleteNamespaceQuery = {
   type: 'object',
   additionalProperties: false,

@@ -12,6 +12,27 @@ const BASE = '/api/v1/distributed-state';
 
 type Entry = Record<string, unknown>;
 
+/** `-c/--consistency`, `--max-staleness-ms`, `--max-lag-entries` of a strong read (docs/cli.md). */
+const readFlags = (c: Command) =>
+  c
+    .option('-c, --consistency <level>', 'linearizable (default), serializable or bounded')
+    .option('--max-staleness-ms <ms>', "bounded: hold every write acknowledged this long before (implies 'bounded')")
+    .option(
+      '--max-lag-entries <n>',
+      "bounded: miss at most this many log entries committed by then (implies 'bounded')",
+    );
+
+/** The read flags as the HTTP query parameters (the node checks the mix). */
+function readQuery(opts: { consistency?: string; maxStalenessMs?: string; maxLagEntries?: string }) {
+  return {
+    consistency: opts.consistency,
+    max_staleness_ms:
+      opts.maxStalenessMs === undefined ? undefined : parseInteger('--max-staleness-ms', opts.maxStalenessMs),
+    max_lag_entries:
+      opts.maxLagEntries === undefined ? undefined : parseInteger('--max-lag-entries', opts.maxLagEntries),
+  };
+}
+
 export function stateCommands(program: Command): void {
   const state = program
     .command('distributed-state')
@@ -47,16 +68,19 @@ export function stateCommands(program: Command): void {
       noteShortenedTtl(out, before, data.ttl_seconds);
     });
 
-  state
-    .command('get')
-    .description('read an entry (exit 3 when absent or expired)')
-    .requiredOption('-n, --namespace <ns>', 'namespace')
-    .requiredOption('-k, --key <key>', 'key')
-    .action(async (opts, command: Command) => {
-      const { client, out } = ctxOf(command);
-      const { data } = await client.call<Entry>('GET', `${BASE}${path(opts.namespace, opts.key)}`);
-      print(out, data);
+  readFlags(
+    state
+      .command('get')
+      .description('read an entry (exit 3 when absent or expired)')
+      .requiredOption('-n, --namespace <ns>', 'namespace')
+      .requiredOption('-k, --key <key>', 'key'),
+  ).action(async (opts, command: Command) => {
+    const { client, out } = ctxOf(command);
+    const { data } = await client.call<Entry>('GET', `${BASE}${path(opts.namespace, opts.key)}`, {
+      query: readQuery(opts),
     });
+    print(out, data);
+  });
 
   state
     .command('delete')
@@ -75,9 +99,11 @@ export function stateCommands(program: Command): void {
       print(out, data, (d: Entry) => `deleted ${d.namespace}/${d.key}`);
     });
 
-  state
-    .command('list')
-    .description('list full entries (search grammar: -q, --filter, --sort-by, --sort-order, -l, --cursor)')
+  readFlags(
+    state
+      .command('list')
+      .description('list full entries (search grammar: -q, --filter, --sort-by, --sort-order, -l, --cursor)'),
+  )
     .requiredOption('-n, --namespace <ns>', 'namespace')
     .option('--prefix <prefix>', 'only keys that start with this (case-sensitive, as watch --prefix)')
     .option('-q, --query <text>', 'case-insensitive substring match anywhere in the key')
@@ -96,6 +122,7 @@ export function stateCommands(program: Command): void {
         sort_order: opts.sortOrder as string | undefined,
         limit: opts.limit === undefined ? undefined : parseInteger('--limit', opts.limit),
         cursor: opts.cursor as string | undefined,
+        ...readQuery(opts),
       };
       const { data } = await client.call<{ items: Entry[]; next_cursor: string | null }>(
         'GET',

@@ -1,12 +1,22 @@
 /**
  * The two kinds of strong call every API method reduces to: a write (a
- * session command through the log) and a linearizable read (ReadIndex on the
- * leader). Both resolve with the coord result's value or reject with its
- * typed error, within the call's time bound.
+ * session command through the log) and a read — linearizable (ReadIndex on
+ * the leader) by default, or serializable / bounded, answered by this member
+ * from its state (./local-reads.ts) or, from a node outside the group, by a
+ * member it forwards to. Both resolve with the coord result's value or
+ * reject with its typed error, within the call's time bound.
  */
-import { checkOperationShape, type Operation, type OpResult, type StrongCallOptions, unwrap } from '@parley/coord';
+import {
+  checkOperationShape,
+  type Operation,
+  type OpResult,
+  type StrongCallOptions,
+  type StrongReadOptions,
+  unwrap,
+} from '@parley/coord';
 import { InvalidArgumentError, UnavailableError } from '@parley/interface';
 import type { NodeContext } from '../context.js';
+import type { LocalReads } from './local-reads.js';
 import type { ResolvedStrongOptions } from './options.js';
 import type { StrongRouter } from './router.js';
 import type { SessionPool } from './sessions.js';
@@ -20,6 +30,7 @@ export class StrongCalls {
     private readonly router: StrongRouter,
     private readonly pool: SessionPool,
     private readonly options: ResolvedStrongOptions,
+    private readonly local: LocalReads,
   ) {}
 
   private deadline(o: CallOptions): { deadlineMs: number; attemptCapMs: number } {
@@ -38,9 +49,21 @@ export class StrongCalls {
     return this.pool.command(op, { deadlineMs, attemptCapMs, waits: (o.waitMs ?? 0) > 0 });
   }
 
-  async read(op: Operation, o: CallOptions = {}): Promise<OpResult> {
+  async read(op: Operation, o: StrongReadOptions = {}): Promise<OpResult> {
     checkOperationShape(op);
     const { deadlineMs, attemptCapMs } = this.deadline(o);
+    const c = o.consistency;
+    if (c !== undefined && c.level !== 'linearizable') {
+      // A member answers from its own state; a node outside the group asks a member to.
+      if (this.router.isMember()) return unwrap(await this.local.serve(op, c, deadlineMs));
+      const answer = await this.router.send(
+        { kind: 'local-read', command: { op }, consistency: c },
+        deadlineMs,
+        attemptCapMs,
+      );
+      if (!('result' in answer)) throw new UnavailableError('unexpected answer to a read');
+      return unwrap(answer.result);
+    }
     const answer = await this.router.send({ kind: 'read', command: { op } }, deadlineMs, attemptCapMs);
     if (!('result' in answer)) throw new UnavailableError('unexpected answer to a read');
     return unwrap(answer.result);

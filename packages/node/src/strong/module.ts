@@ -20,6 +20,7 @@ import type { StrongSide } from '../strong-side.js';
 import { StrongCalls } from './calls.js';
 import { ClusterImpl } from './cluster.js';
 import { strongFaces } from './faces.js';
+import { LocalReads } from './local-reads.js';
 import { type ResolvedStrongOptions, resolveStrongOptions, type StrongOptions } from './options.js';
 import { type ReplicaHooks, StrongReplica } from './replica.js';
 import { StrongRouter } from './router.js';
@@ -31,6 +32,8 @@ export interface StrongModule extends StrongSide {
   /** This member's replica (status, hooks for tests and the simulator). */
   readonly replica: StrongReplica;
   readonly router: StrongRouter;
+  /** Serializable and bounded reads this member answers from its state. */
+  readonly localReads: LocalReads;
   /** This node's client sessions (counts for tests and the simulator). */
   readonly sessions: SessionPool;
   readonly options: ResolvedStrongOptions;
@@ -51,12 +54,19 @@ export async function createStrongModule(
 ): Promise<StrongModule> {
   const resolved = resolveStrongOptions(ctx.peerId, options);
   const replica = new StrongReplica(ctx, resolved, extras.hooks);
-  const router = new StrongRouter(ctx, replica, resolved);
+  let router: StrongRouter | undefined;
+  const localReads = new LocalReads(ctx, replica, resolved, {
+    member: () => router?.isMember() ?? false,
+    knowsNoLeader: () => router?.knowsNoLeader() ?? true,
+    leaderHint: () => replica.leaderHint(),
+  });
+  router = new StrongRouter(ctx, replica, resolved, localReads);
   const pool = new SessionPool(ctx, router, resolved);
-  const calls = new StrongCalls(ctx, router, pool, resolved);
+  const calls = new StrongCalls(ctx, router, pool, resolved, localReads);
   const watches = new Watches(ctx, replica, router, resolved);
   const cluster = new ClusterImpl(ctx, replica, router, resolved);
   router.start();
+  localReads.start();
   await replica.start();
   router.replicaStarted();
   pool.start();
@@ -72,7 +82,8 @@ export async function createStrongModule(
       closed = true;
       watches.close();
       pool.close();
-      router.close();
+      localReads.close();
+      router?.close();
       replica.stop();
     },
   };
@@ -83,6 +94,7 @@ export async function createStrongModule(
     cluster,
     replica,
     router,
+    localReads,
     sessions: pool,
     options: resolved,
     backend,

@@ -4,12 +4,14 @@
  * every failure is coord's typed error.
  */
 import {
+  type StrongReadOptions as BackendReadOptions,
   type DocStore,
   doc,
   type JsonValue,
   type LeaseView,
   type Operation,
   type OpResult,
+  readConsistency,
   type StrongBackend,
 } from '@parley/coord';
 import {
@@ -25,11 +27,12 @@ import type {
   FenceToken,
   Lease,
   ListPage,
-  ListQuery,
   StrongChange,
   StrongDoc,
   StrongEntry,
+  StrongListQuery,
   StrongNamespace,
+  StrongReadOptions,
   StrongSetResult,
   StrongWatchOptions,
   StrongWriteOptions,
@@ -53,6 +56,15 @@ function setResult(entry: StrongEntry, operation: WriteOperation): StrongSetResu
   const result = { ...entry, operation } as StrongSetResult;
   Object.defineProperty(result, 'entry', { value: entry, enumerable: false, writable: false, configurable: true });
   return result;
+}
+
+/** The backend's read options for a public call's (validated: `invalid_argument` on a bad mix). */
+function readOptions(o: StrongReadOptions): BackendReadOptions {
+  const consistency = readConsistency(o);
+  const out: BackendReadOptions = {};
+  if (consistency.level !== 'linearizable') out.consistency = consistency;
+  if (o.timeoutMs !== undefined) out.timeoutMs = o.timeoutMs;
+  return out;
 }
 
 function fenceRef(f: FenceToken): { namespace: string; key: string; token: number } {
@@ -83,9 +95,10 @@ export class StrongNamespaceImpl implements StrongNamespace {
     return setResult(r.entry, r.operation);
   }
 
-  async get(key: string): Promise<StrongEntry | undefined> {
+  async get(key: string, options: StrongReadOptions = {}): Promise<StrongEntry | undefined> {
+    const read = readOptions(options);
     try {
-      return expect(await this.calls.read({ type: 'get', namespace: this.name, key }), 'got').entry;
+      return expect(await this.calls.read({ type: 'get', namespace: this.name, key }, read), 'got').entry;
     } catch (err) {
       if (isParleyError(err, 'key_not_found')) return undefined;
       throw err;
@@ -105,7 +118,8 @@ export class StrongNamespaceImpl implements StrongNamespace {
     }
   }
 
-  async list(query: ListQuery = {}): Promise<ListPage<StrongEntry>> {
+  async list(query: StrongListQuery = {}): Promise<ListPage<StrongEntry>> {
+    const read = readOptions(query);
     const op: Extract<Operation, { type: 'list' }> = { type: 'list', namespace: this.name };
     if (query.q !== undefined) op.q = query.q;
     if (query.prefix !== undefined) op.prefix = query.prefix;
@@ -114,7 +128,7 @@ export class StrongNamespaceImpl implements StrongNamespace {
     if (query.sortOrder !== undefined) op.sortOrder = query.sortOrder;
     if (query.limit !== undefined) op.limit = query.limit;
     if (query.cursor !== undefined) op.cursor = query.cursor;
-    const r = expect(await this.calls.read(op), 'list');
+    const r = expect(await this.calls.read(op, read), 'list');
     return { items: r.items, nextCursor: r.nextCursor };
   }
 

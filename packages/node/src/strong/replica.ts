@@ -78,6 +78,8 @@ export interface ReplicaHooks {
   onRestore?(index: number): void;
   /** A read answered by `read`: `confirmMs` from its request to its read point (0: within the millisecond, the lease). */
   onReadServed?(confirmMs: number): void;
+  /** A serializable or bounded read answered from this member's state, applied through `index`. */
+  onLocalRead?(op: Operation, index: number, result: CommandResult): void;
 }
 
 /** Reads waiting for their read point or for the state machine to reach it, at most. */
@@ -126,6 +128,8 @@ export class StrongReplica {
   private readyReads: PendingRead[] = [];
   private readonly applyListeners = new Set<() => void>();
   private readonly faultListeners = new Set<(err: unknown) => void>();
+  /** Read states of ReadIndex rounds asked by `requestReadPoint` (./local-reads.ts), not by `read`. */
+  private readPointListener: ((index: number, context: Uint8Array) => void) | undefined;
   private readCounter = 0;
   private leading = false;
   private leaderTerm = -1;
@@ -316,6 +320,30 @@ export class StrongReplica {
     };
   }
 
+  /**
+   * Any member: asks its leader (or itself, leading) for a ReadIndex read
+   * point under `context`; the answer comes to `onReadPoint`'s listener.
+   * Throws `not_leader` when this member knows no leader.
+   */
+  requestReadPoint(context: Uint8Array): void {
+    this.driver.readIndex(context);
+  }
+
+  /** Where the answers of `requestReadPoint` go (one listener). */
+  onReadPoint(listener: (index: number, context: Uint8Array) => void): void {
+    this.readPointListener = listener;
+  }
+
+  /**
+   * Answers `op` from this member's applied state (no leader contact), at this
+   * member's clock, never below state-machine time.
+   */
+  localQuery(op: Operation): CommandResult {
+    const result = this.sm.query(op, this.stampMs());
+    this.hooks.onLocalRead?.(op, this.appliedThrough, result);
+    return result;
+  }
+
   /** Leader only: proposes a membership change; resolves once it is applied here. */
   async changeMembership(cc: ConfChange, timeoutMs: number): Promise<void> {
     this.requireLeader();
@@ -489,7 +517,10 @@ export class StrongReplica {
   private onReadState(index: number, context: Uint8Array): void {
     const key = ctxKey(context);
     const p = this.reads.get(key);
-    if (!p) return;
+    if (!p) {
+      this.readPointListener?.(index, context);
+      return;
+    }
     this.reads.delete(key);
     p.index = index;
     p.confirmedAtMs = this.ctx.clock.nowMs();

@@ -55,6 +55,7 @@ import {
   UnavailableError,
 } from '@parley/interface';
 import type { NodeContext } from '../context.js';
+import type { LocalReads } from './local-reads.js';
 import type { ResolvedStrongOptions } from './options.js';
 import type { Pending, StrongReplica } from './replica.js';
 import {
@@ -116,6 +117,8 @@ export class StrongRouter {
     private readonly ctx: NodeContext,
     private readonly replica: StrongReplica,
     private readonly options: ResolvedStrongOptions,
+    /** Serializable and bounded reads this member answers (`local-read` requests). */
+    private readonly local?: LocalReads,
   ) {}
 
   start(): void {
@@ -163,7 +166,7 @@ export class StrongRouter {
   }
 
   /** This member has known no leader for at least one election timeout. */
-  private knowsNoLeader(): boolean {
+  knowsNoLeader(): boolean {
     if (!this.noLeaderInView()) {
       // A learner hears from its leader again without a term event: its next stretch starts afresh.
       if (this.replica.leaderHint() !== undefined) this.leaderlessSinceMs = undefined;
@@ -201,7 +204,8 @@ export class StrongRouter {
     return [...known];
   }
 
-  private isMember(): boolean {
+  /** This node is a voter or learner of the group. */
+  isMember(): boolean {
     const st = this.replica.status();
     return st.voters.includes(this.ctx.peerId) || st.learners.includes(this.ctx.peerId);
   }
@@ -222,6 +226,11 @@ export class StrongRouter {
         };
       case 'read':
         return { result: await this.bounded(this.replica.read(req.command.op), req.timeoutMs) };
+      case 'local-read': {
+        if (!this.local) throw new ClosedError('strong module');
+        const deadlineMs = this.ctx.clock.nowMs() + req.timeoutMs;
+        return { result: await this.local.serve(req.command.op, req.consistency, deadlineMs) };
+      }
       case 'admin':
         if (req.action === 'transferLeadership') await this.transfer(req.peer, req.timeoutMs);
         else await this.replica.changeMembership({ type: req.action, node: req.peer }, req.timeoutMs);

@@ -15,6 +15,18 @@ const SAMPLES: StrongRequest[] = [
   },
   { kind: 'read', timeoutMs: 10, command: { op: { type: 'get', namespace: 'ns', key: 'k' } } },
   { kind: 'register', timeoutMs: 1 },
+  {
+    kind: 'local-read',
+    timeoutMs: 20,
+    command: { op: { type: 'list', namespace: 'ns', prefix: 'a' } },
+    consistency: { level: 'serializable' },
+  },
+  {
+    kind: 'local-read',
+    timeoutMs: 20,
+    command: { op: { type: 'get', namespace: 'ns', key: 'k' } },
+    consistency: { level: 'bounded', maxStalenessMs: 500, maxLagEntries: 0 },
+  },
   { kind: 'admin', timeoutMs: 5000, action: 'addLearner', peer: 'p4' },
   { kind: 'changes', timeoutMs: 250, fromRevision: 17, namespace: 'ns', prefix: 'a/', limit: 1000 },
   { kind: 'changes', timeoutMs: 250, fromRevision: 0, namespace: 'ns', prefix: undefined, limit: 5 },
@@ -30,12 +42,14 @@ describe('strong wire codec', () => {
 
   it('refuses bad versions, kinds, actions, over-long waits and trailing bytes with decode_error', () => {
     const good = encodeRequest(SAMPLES[2] as StrongRequest);
+    const serializable = encodeRequest(SAMPLES[3] as StrongRequest);
     const bad = [
       Uint8Array.of(2, 3, 1),
       Uint8Array.of(1, 9, 1),
       new Uint8Array([...good, 0]),
       encodeRequest({ kind: 'register', timeoutMs: MAX_WAIT_MS }).map((b, i) => (i === 2 ? 0xff : b)),
       new Uint8Array(0),
+      serializable.map((b, i) => (i === serializable.length - 1 ? 7 : b)),
     ];
     for (const bytes of bad)
       expect(() => decodeRequest(bytes)).toThrow(expect.objectContaining({ code: 'decode_error' }));

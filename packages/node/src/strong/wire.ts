@@ -8,16 +8,28 @@
  * | field        | type   | meaning                                                    |
  * | ------------ | ------ | ---------------------------------------------------------- |
  * | version      | u8     | 1                                                          |
- * | kind         | u8     | 1 write, 2 read, 3 register session, 4 admin, 5 changes    |
+ * | kind         | u8     | 1 write, 2 read, 3 register session, 4 admin, 5 changes, 6 local read |
  * | timeoutMs    | uint   | how long the leader may wait for the answer                |
- * | body         | bytes  | write/read: coord `encodeCommand` (nowMs 0: the leader stamps it); admin: action string + peer string; changes: fromRevision uint, namespace string, prefix string, hasPrefix bool, limit uint, then skip uint when > 0 |
+ * | body         | bytes  | write/read: coord `encodeCommand` (nowMs 0: the leader stamps it); admin: action string + peer string; changes: fromRevision uint, namespace string, prefix string, hasPrefix bool, limit uint, then skip uint when > 0; local read: the command, level u8 (1 serializable, 2 bounded), then for bounded maxStalenessMs uint, maxLagEntries uint |
+ *
+ * A local read (serializable or bounded, ./local-reads.ts) is what a node
+ * outside the group sends to a member: any member answers it, not only the
+ * leader.
  *
  * Answer: coord `encodeResult` for write, read and register; empty for admin;
  * for changes, a JSON page `{changes, revision}`.
  * Failures travel as the transport's typed errors: `not_leader` carries the
  * hint in `details.leaderHint`.
  */
-import { type Command, decodeCommand, encodeCommand, MAX_JSON_DEPTH } from '@parley/coord';
+import {
+  type Command,
+  decodeCommand,
+  encodeCommand,
+  MAX_JSON_DEPTH,
+  MAX_LAG_ENTRIES,
+  MAX_STALENESS_MS,
+  type ReadConsistency,
+} from '@parley/coord';
 import { ByteReader, ByteWriter, DecodeError, jsonDepthExceeds, type PeerId } from '@parley/interface';
 import type { StrongChange } from '../api.js';
 
@@ -35,6 +47,12 @@ export type StrongRequest =
   | { kind: 'write'; timeoutMs: number; command: Omit<Command, 'nowMs'> }
   | { kind: 'read'; timeoutMs: number; command: Omit<Command, 'nowMs'> }
   | { kind: 'register'; timeoutMs: number }
+  | {
+      kind: 'local-read';
+      timeoutMs: number;
+      command: Omit<Command, 'nowMs'>;
+      consistency: Exclude<ReadConsistency, { level: 'linearizable' }>;
+    }
   | { kind: 'admin'; timeoutMs: number; action: AdminAction; peer: PeerId }
   | {
       kind: 'changes';
@@ -47,7 +65,7 @@ export type StrongRequest =
       skip?: number;
     };
 
-const KIND_CODES = { write: 1, read: 2, register: 3, admin: 4, changes: 5 } as const;
+const KIND_CODES = { write: 1, read: 2, register: 3, admin: 4, changes: 5, 'local-read': 6 } as const;
 
 export function encodeRequest(req: StrongRequest): Uint8Array {
   const w = new ByteWriter();
@@ -60,6 +78,14 @@ export function encodeRequest(req: StrongRequest): Uint8Array {
       w.bytes(encodeCommand({ ...req.command, nowMs: 0 }));
       break;
     case 'register':
+      break;
+    case 'local-read':
+      w.bytes(encodeCommand({ ...req.command, nowMs: 0 }));
+      w.u8(req.consistency.level === 'serializable' ? 1 : 2);
+      if (req.consistency.level === 'bounded') {
+        w.uint(req.consistency.maxStalenessMs);
+        w.uint(req.consistency.maxLagEntries);
+      }
       break;
     case 'admin':
       w.string(req.action);
@@ -96,6 +122,28 @@ export function decodeRequest(bytes: Uint8Array): StrongRequest {
     case 3:
       req = { kind: 'register', timeoutMs };
       break;
+    case 6: {
+      const { nowMs: _ignored, ...command } = decodeCommand(r.bytes());
+      const level = r.u8();
+      if (level === 1) {
+        req = { kind: 'local-read', timeoutMs, command, consistency: { level: 'serializable' } };
+      } else if (level === 2) {
+        const maxStalenessMs = r.uint();
+        const maxLagEntries = r.uint();
+        if (maxStalenessMs > MAX_STALENESS_MS || maxLagEntries > MAX_LAG_ENTRIES) {
+          throw new DecodeError('read bound out of range');
+        }
+        req = {
+          kind: 'local-read',
+          timeoutMs,
+          command,
+          consistency: { level: 'bounded', maxStalenessMs, maxLagEntries },
+        };
+      } else {
+        throw new DecodeError(`unknown read level ${level}`);
+      }
+      break;
+    }
     case 4: {
       const action = r.string() as AdminAction;
       if (!ADMIN_ACTIONS.includes(action)) throw new DecodeError(`unknown admin action '${action}'`);

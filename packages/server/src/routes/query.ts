@@ -1,5 +1,5 @@
 /** Query-string helpers shared by the namespace routes (values arrive as text, already schema-checked). */
-import type { ListQuery } from '@parley/node';
+import type { ListQuery, StrongReadOptions } from '@parley/node';
 import { HttpError } from '../errors.js';
 
 export interface ListQueryText {
@@ -14,7 +14,23 @@ export interface ListQueryText {
   from_revision?: string;
 }
 
+/** A strong read's freshness, as the query string spells it (docs/http-api.md). */
+export interface StrongReadText {
+  consistency?: 'linearizable' | 'serializable' | 'bounded';
+  max_staleness_ms?: string;
+  max_lag_entries?: string;
+}
+
 export const MAX_LIST_LIMIT = 1000;
+
+/** `consistency`, `max_staleness_ms`, `max_lag_entries` as the node's read options (the node checks the mix). */
+export function strongReadOf(query: StrongReadText): StrongReadOptions {
+  const out: StrongReadOptions = {};
+  if (query.consistency !== undefined) out.consistency = query.consistency;
+  if (query.max_staleness_ms !== undefined) out.maxStalenessMs = Number(query.max_staleness_ms);
+  if (query.max_lag_entries !== undefined) out.maxLagEntries = Number(query.max_lag_entries);
+  return out;
+}
 
 export function intInRange(name: string, text: string, min: number, max: number): number {
   const n = Number(text);

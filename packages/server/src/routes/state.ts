@@ -13,15 +13,16 @@ import {
   entryPageResponse,
   entrySchema,
   errorEnvelope,
-  listQuery,
   nsKeyParams,
   nsParams,
   okEnvelope,
   stateDeleteQuery,
   stateSetBody,
+  strongListQuery,
+  strongReadQuery,
 } from '../schemas.js';
 import { wireEntry } from '../wire.js';
-import { intInRange, type ListQueryText, listQueryOf } from './query.js';
+import { intInRange, type ListQueryText, listQueryOf, type StrongReadText, strongReadOf } from './query.js';
 import type { RouteDeps } from './types.js';
 import { watchStrong } from './watch.js';
 
@@ -87,14 +88,16 @@ export function registerStateRoutes(app: FastifyInstance, { node, ...deps }: Rou
     {
       schema: {
         tags,
-        summary: 'Read an entry (linearizable); 404 key_not_found when absent or expired',
+        summary:
+          'Read an entry (linearizable; or consistency=serializable, or bounded by max_staleness_ms / max_lag_entries); 404 key_not_found when absent or expired',
         params: nsKeyParams,
+        querystring: strongReadQuery,
         response: { 200: okEnvelope(entrySchema, 'The entry'), ...commonErrors },
       },
     },
     async (request, reply) => {
       const { ns, key } = request.params as NsKey;
-      const entry = await node.strong(ns).get(key);
+      const entry = await node.strong(ns).get(key, strongReadOf(request.query as StrongReadText));
       if (entry === undefined) throw new KeyNotFoundError(ns, key);
       return sendOk(reply, 200, wireEntry(entry));
     },
@@ -148,9 +151,9 @@ export function registerStateRoutes(app: FastifyInstance, { node, ...deps }: Rou
       schema: {
         tags,
         summary:
-          'List full entries (q, filter, sort_by, sort_order, limit, cursor), or watch=true for server-sent events',
+          'List full entries (q, filter, sort_by, sort_order, limit, cursor; consistency, max_staleness_ms, max_lag_entries), or watch=true for server-sent events',
         params: nsParams,
-        querystring: listQuery,
+        querystring: strongListQuery,
         response: {
           200: entryPageResponse(),
           ...commonErrors,
@@ -160,9 +163,21 @@ export function registerStateRoutes(app: FastifyInstance, { node, ...deps }: Rou
     },
     async (request, reply) => {
       const { ns } = request.params as { ns: string };
-      const query = request.query as ListQueryText;
-      if (query.watch === 'true') return watchStrong(request, reply, ns, query, { node, ...deps });
-      const page = await node.strong(ns).list(listQueryOf(query));
+      const query = request.query as ListQueryText & StrongReadText;
+      if (query.watch === 'true') {
+        if (
+          query.consistency !== undefined ||
+          query.max_staleness_ms !== undefined ||
+          query.max_lag_entries !== undefined
+        ) {
+          throw new HttpError(
+            'invalid_argument',
+            'consistency, max_staleness_ms and max_lag_entries do not apply to watch=true',
+          );
+        }
+        return watchStrong(request, reply, ns, query, { node, ...deps });
+      }
+      const page = await node.strong(ns).list({ ...listQueryOf(query), ...strongReadOf(query) });
       return sendOk(reply, 200, {
         namespace: ns,
         items: page.items.map((e) => wireEntry(e)),
