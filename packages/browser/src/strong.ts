@@ -8,11 +8,16 @@
 import { ERROR_STATUS, type ErrorCode, InvalidArgumentError, type JsonValue, ParleyError } from '@parley/interface';
 import type { ResolvedBrowserOptions } from './options.js';
 
+/** A strong entry as the HTTP API answers it (docs/http-api.md: snake_case, ISO 8601 times). */
 export interface StrongEntry {
   namespace: string;
   key: string;
   value: JsonValue;
   version: string;
+  ttl_seconds: number;
+  created_at: string;
+  updated_at: string;
+  expires_at: string;
   [field: string]: unknown;
 }
 
@@ -48,7 +53,9 @@ export class BrowserStrong {
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       },
     );
-    const json: unknown = await res.json().catch(() => null);
+    const answer: unknown = await res.json().catch(() => null);
+    // Success is {status, msg, data}; failure {status, msg, error}.
+    const json = res.ok ? (answer as { data?: unknown } | null)?.data : answer;
     return { status: res.status, json };
   }
 

@@ -128,6 +128,55 @@ describe('the sync door and a browser replica', () => {
     expect((await reopened.list({ prefix: 'v' })).items.map((e) => e.key)).toEqual(['visits']);
   }, 30_000);
 
+  it("expiry as on the node: a TTL is the write's, the entry reads as absent at its instant everywhere, watch says expire", async () => {
+    const c = memoryCluster();
+    const a = await c.start('a');
+    cleanups.push(() => a.close());
+    const { server, url } = await serve(a);
+    cleanups.push(() => server.close());
+    const ns = (await tab(c, url, tempDb().open())).eventual('flags');
+    const expired: string[] = [];
+    ns.watch({ prefix: 'f' }, (ch) => {
+      if (ch.type === 'expire') expired.push(ch.key);
+    });
+    const written = await ns.set('flag', true, { ttl: 1 });
+    expect(written.expiresAt).toBe(written.updatedAt + 1000);
+    await until(c, async () => (await a.eventual('flags').get('flag'))?.expiresAt === written.expiresAt);
+    await c.time.advance(written.expiresAt - c.time.nowMs());
+    expect(await ns.get('flag')).toBeUndefined();
+    expect(await a.eventual('flags').get('flag')).toBeUndefined();
+    // The feed's timer is the browser's own (real time): it fires at most a second later.
+    await until(c, () => expired.includes('flag'));
+    // A counter renewed after expiry starts again, on both sides.
+    await ns.increment('fcount', 4, { ttl: 1 });
+    await c.time.advance(1000);
+    expect((await ns.increment('fcount', 1)).value).toBe(1);
+    await until(c, async () => (await a.eventual('flags').get('fcount'))?.value === 1);
+  }, 30_000);
+
+  it('strong calls go through the node (HTTP API): CAS with typed errors', async () => {
+    const c = memoryCluster();
+    const a = await c.start('a');
+    cleanups.push(() => a.close());
+    const { server, url } = await serve(a, 0, 'sesame');
+    cleanups.push(() => server.close());
+    const jobs = (await tab(c, url, tempDb().open(), 'sesame')).strong('jobs');
+    expect(await jobs.get('cfg')).toBeUndefined();
+    const first = await jobs.set('cfg', { pct: 25 });
+    expect(first.operation).toBe('created');
+    await jobs.set('cfg', { pct: 50 }, { ifVersion: first.version });
+    await expect(jobs.set('cfg', { pct: 75 }, { ifVersion: first.version })).rejects.toMatchObject({
+      code: 'version_mismatch',
+    });
+    expect((await a.strong('jobs').get('cfg'))?.value).toEqual({ pct: 50 });
+    await expect(jobs.set('cfg', 1, { ifNotExists: true })).rejects.toMatchObject({ code: 'key_already_exists' });
+    expect(await jobs.delete('cfg')).toBe(true);
+    expect(await jobs.delete('cfg')).toBe(false);
+    await expect(jobs.get('..')).rejects.toMatchObject({ code: 'invalid_argument' });
+    const anonymous = (await tab(c, url, tempDb().open())).strong('jobs');
+    await expect(anonymous.get('cfg')).rejects.toMatchObject({ code: 'unauthorized' });
+  }, 30_000);
+
   it('a server with a token refuses a tab without it, and admits one with it', async () => {
     const c = memoryCluster();
     const a = await c.start('a');
