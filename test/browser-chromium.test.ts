@@ -6,6 +6,9 @@
  * page converges with it both ways; after a reload, with the node down again, the
  * page reads its writes from IndexedDB under the same replica id.
  *
+ * examples/browser-notes, built with vite as an app would be, is driven the same way
+ * through its page: a note saved offline, the node's note, a reload with the node down.
+ *
  * Chromium is Debian's (`/usr/bin/chromium`, `PARLEY_CHROMIUM` overrides); `.ci/run`
  * installs it. Without it: CI=true fails, a developer's run skips loudly.
  */
@@ -17,6 +20,7 @@ import { createNode, type ParleyNode } from '@parley/node';
 import { silentNodeLogger } from '@parley/node/testing';
 import { createServer, type ParleyServer } from '@parley/server';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from './http-harness.js';
 
@@ -63,6 +67,8 @@ const OPEN = `async (url) => {
 
 describe.skipIf(!present)('@parley/browser in headless Chromium', () => {
   const out = mkdtempSync(join(tmpdir(), 'parley-browser-bundle-'));
+  const exampleOut = mkdtempSync(join(tmpdir(), 'parley-browser-notes-'));
+  let exampleUrl: string;
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-browser-node-'));
   const cleanups: Array<() => Promise<void> | void> = [];
   let browser: Browser;
@@ -71,8 +77,18 @@ describe.skipIf(!present)('@parley/browser in headless Chromium', () => {
   let sizes: Array<{ file: string; gzipBytes: number }>;
 
   beforeAll(async () => {
-    const { buildBundle } = await import(join(ROOT, 'packages/browser/bundle.mjs'));
+    const { buildBundle, sourceAliases } = await import(join(ROOT, 'packages/browser/bundle.mjs'));
     sizes = await buildBundle(out);
+    await build({
+      root: join(ROOT, 'examples/browser-notes'),
+      configFile: false,
+      logLevel: 'silent',
+      resolve: { alias: sourceAliases() },
+      build: { outDir: exampleOut, emptyOutDir: true, target: 'es2022' },
+    });
+    const example = await staticServer(exampleOut);
+    cleanups.push(() => new Promise<void>((r) => example.server.close(() => r())));
+    exampleUrl = example.url;
     writeFileSync(join(out, 'index.html'), PAGE);
     const site = await staticServer(out);
     cleanups.push(() => new Promise<void>((r) => site.server.close(() => r())));
@@ -86,6 +102,7 @@ describe.skipIf(!present)('@parley/browser in headless Chromium', () => {
   afterAll(async () => {
     for (const fn of cleanups.splice(0).reverse()) await fn();
     rmSync(out, { recursive: true, force: true });
+    rmSync(exampleOut, { recursive: true, force: true });
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -171,5 +188,38 @@ describe.skipIf(!present)('@parley/browser in headless Chromium', () => {
     console.info(
       `@parley/browser bundle, gzipped: ${(total / 1024).toFixed(1)} KB in all; Yjs chunk ${(gz('yjs') / 1024).toFixed(1)} KB; IndexedDB store chunk ${(gz('browser-level') / 1024).toFixed(1)} KB`,
     );
+  }, 60_000);
+
+  it("examples/browser-notes: a note saved offline reaches the node, the node's appears, a reload keeps both", async () => {
+    const first = await serve(0);
+    await first.close();
+    const page = await (await browser.newContext()).newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${exampleUrl}/?ns=board&node=${encodeURIComponent(first.url)}`);
+    const listed = (line: string) =>
+      page.waitForFunction(
+        `[...document.querySelectorAll('#notes li')].some((li) => li.textContent === ${JSON.stringify(line)})`,
+        null,
+        { timeout: 15_000 },
+      );
+    await page.waitForFunction("['offline', 'connecting'].includes(document.querySelector('#status').textContent)");
+    await page.locator('#key').fill('milk');
+    await page.locator('#text').fill('buy milk');
+    await page.locator('#add button').click();
+    await listed('milk: buy milk');
+
+    const back = await serve(first.port);
+    await page.waitForFunction("document.querySelector('#status').textContent === 'synced'", null, { timeout: 15_000 });
+    expect((await node.eventual('board').get('milk'))?.value).toBe('buy milk');
+    await node.eventual('board').set('eggs', 'six eggs');
+    await listed('eggs: six eggs');
+
+    await back.close();
+    await page.reload();
+    await listed('milk: buy milk');
+    await listed('eggs: six eggs');
+    expect(await page.locator('#status').textContent()).not.toBe('synced');
+    expect(errors).toEqual([]);
   }, 60_000);
 });

@@ -14,7 +14,7 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 const packages = join(here, '..');
 
 /** Each `@parley/<pkg>[/<sub>]` export resolved to its TypeScript source (as vitest.config.ts does). */
-function sourceAliases() {
+export function sourceAliases() {
   const out = [];
   for (const dir of readdirSync(packages)) {
     let manifest;
@@ -77,7 +77,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = process.argv.slice(2);
   const j = args.indexOf('--json');
   const jsonFile = j >= 0 ? args.splice(j, 2)[1] : undefined;
-  const outDir = args[0] ?? join(here, 'dist-bundle');
+  const outDir = args[0] ?? join(tmpdir(), 'parley-browser-bundle');
   const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
   const files = await buildBundle(outDir);
   for (const f of files) console.log(`${f.file}\t${kb(f.bytes)}\t${kb(f.gzipBytes)} gzipped`);
