@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HistoryValue } from '@parley/check';
 import type { Op, Recorder } from '../history.js';
-import { entryCall, entryModel, grantCall, grantModel, toCheckOps } from './models.js';
-import { checkKey, type SeqModel, type Verdict } from './wgl.js';
+import { entryCall, entryModel, grantCall, grantModel, toCheckOps, unseenHolders, unseenValues } from './models.js';
+import { type CheckOp, checkKey, type SeqModel, type Verdict } from './wgl.js';
 
 const PARLEY_CHECK = fileURLToPath(new URL('../../../check/bin/parley-check.js', import.meta.url));
 /** Per key, the independent search gives up (verdict unknown) after this many steps. */
@@ -34,20 +34,32 @@ export interface LinearResult {
   readonly disagree: boolean;
 }
 
+const unseenEntry = unseenValues as (ops: readonly CheckOp<unknown>[]) => readonly CheckOp<unknown>[];
+const unseenGrant = unseenHolders as (ops: readonly CheckOp<unknown>[]) => readonly CheckOp<unknown>[];
+
 /** parley-check's model per workload, and the independent model's inputs. */
 const FAMILIES: Record<
   string,
-  { model: string; timeAware: boolean; own: () => { model: SeqModel<unknown, unknown>; convert: (op: Op) => unknown } }
+  {
+    model: string;
+    timeAware: boolean;
+    own: () => {
+      model: SeqModel<unknown, unknown>;
+      convert: (op: Op) => unknown;
+      /** The key's calls with the names nothing observes made one (models.ts). */
+      unseen: (ops: readonly CheckOp<unknown>[]) => readonly CheckOp<unknown>[];
+    };
+  }
 > = {
   register: {
     model: 'parley-entry',
     timeAware: false,
-    own: () => ({ model: entryModel as SeqModel<unknown, unknown>, convert: entryCall }),
+    own: () => ({ model: entryModel as SeqModel<unknown, unknown>, convert: entryCall, unseen: unseenEntry }),
   },
   claim: {
     model: 'parley-entry',
     timeAware: false,
-    own: () => ({ model: entryModel as SeqModel<unknown, unknown>, convert: entryCall }),
+    own: () => ({ model: entryModel as SeqModel<unknown, unknown>, convert: entryCall, unseen: unseenEntry }),
   },
   lock: {
     model: 'parley-lock',
@@ -55,6 +67,7 @@ const FAMILIES: Record<
     own: () => ({
       model: grantModel as SeqModel<unknown, unknown>,
       convert: (op) => grantCall(op, { holder: 'owner', token: 'fence' }),
+      unseen: unseenGrant,
     }),
   },
   lease: {
@@ -63,6 +76,7 @@ const FAMILIES: Record<
     own: () => ({
       model: grantModel as SeqModel<unknown, unknown>,
       convert: (op) => grantCall(op, { holder: 'holder', token: 'epoch' }),
+      unseen: unseenGrant,
     }),
   },
 };
@@ -119,12 +133,12 @@ export function checkOwn(
 ): { verdict: Verdict; detail: string; keys: number } {
   const fam = FAMILIES[family];
   if (fam === undefined) throw new Error(`no model for ${family}`);
-  const { model, convert } = fam.own();
+  const { model, convert, unseen } = fam.own();
   const perKey = toCheckOps(rec.of(workload), rec.positions(), convert);
   let verdict: Verdict = 'linearizable';
   const details: string[] = [];
   for (const [key, ops] of perKey) {
-    const r = checkKey(model, ops, MAX_STEPS);
+    const r = checkKey(model, unseen(ops), MAX_STEPS);
     if (r.verdict === 'not linearizable') {
       verdict = 'not linearizable';
       details.push(`key ${key}: cannot linearize ${r.stuck}`);

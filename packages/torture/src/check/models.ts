@@ -211,6 +211,41 @@ export function grantCall(op: Op, names: { holder: string; token: string }): Gra
   };
 }
 
+// ---------------------------------------------------------------------------
+// Names nothing observes. Before a key's search, the writes whose value no read and no
+// claim shows write one value, and the acquires whose outcome is unknown by a holder no
+// other call names take one holder: nothing compares them with anything, so which value
+// or which holder it was cannot matter, and the calls become equal inputs (wgl.ts).
+
+/** The one value and the one holder nothing observes (a key whose calls use it keeps its names). */
+export const UNSEEN = '\u0000unseen';
+
+export function unseenValues(ops: readonly CheckOp<EntryCall>[]): readonly CheckOp<EntryCall>[] {
+  const shown = new Set<Scalar>();
+  for (const { input: c } of ops) {
+    if (c.f === 'get' && c.seen !== null) shown.add(c.seen.value);
+    if (c.f === 'claim' && c.winner !== undefined && c.winner !== null) shown.add(c.winner.value);
+  }
+  if (shown.has(UNSEEN)) return ops;
+  return ops.map((op) =>
+    op.input.f === 'set' && !shown.has(op.input.value) ? { ...op, input: { ...op.input, value: UNSEEN } } : op,
+  );
+}
+
+export function unseenHolders(ops: readonly CheckOp<GrantCall>[]): readonly CheckOp<GrantCall>[] {
+  const named = new Map<string, number>();
+  const name = (h: string | undefined) => {
+    if (h !== undefined) named.set(h, (named.get(h) ?? 0) + 1);
+  };
+  for (const { input: c } of ops) name(c.f === 'get' ? c.seen?.holder : c.holder);
+  if (named.has(UNSEEN)) return ops;
+  return ops.map((op) =>
+    op.ret === null && op.input.f === 'acquire' && named.get(op.input.holder) === 1
+      ? { ...op, input: { ...op.input, holder: UNSEEN } }
+      : op,
+  );
+}
+
 /** The calls of one workload as the checker's input, per key, in recording order. */
 export function toCheckOps<I>(
   ops: readonly Op[],

@@ -12,7 +12,9 @@
  * linearized anywhere after its call, or never, so the history is linearizable
  * once no return is left. Such a call whose step would leave the state as it is
  * is never linearized (the configuration without it can do everything the one
- * with it can).
+ * with it can). Two such calls with equal inputs can stand in for each other
+ * wherever the later one may go (the earlier was called first, neither returns),
+ * so the later one is tried only once the earlier one is linearized.
  */
 
 export interface CheckOp<I> {
@@ -94,7 +96,19 @@ export function checkKey<S, I>(model: SeqModel<S, I>, ops: readonly CheckOp<I>[]
     if (n.next) n.next.prev = n;
   };
 
+  // For each call with an unknown outcome, the last earlier one with an equal input (-1: none).
+  const twin = new Int32Array(ops.length).fill(-1);
+  const lastByInput = new Map<string, number>();
+  const byCall = [...ops.keys()].sort((a, b) => (ops[a] as CheckOp<I>).call - (ops[b] as CheckOp<I>).call);
+  for (const i of byCall) {
+    const op = ops[i] as CheckOp<I>;
+    if (op.ret !== null) continue;
+    const text = JSON.stringify(op.input);
+    twin[i] = lastByInput.get(text) ?? -1;
+    lastByInput.set(text, i);
+  }
   const bits = new Uint8Array(Math.ceil(ops.length / 8));
+  const placed = (i: number) => ((bits[i >> 3] as number) & (1 << (i & 7))) !== 0;
   const memo = new Set<string>();
   const stack: Array<{ node: Node<I>; state: S }> = [];
   let state = model.init();
@@ -116,6 +130,11 @@ export function checkKey<S, I>(model: SeqModel<S, I>, ops: readonly CheckOp<I>[]
     if (entry.isCall) {
       const op = entry.op as CheckOp<I>;
       const known = op.ret !== null;
+      const t = twin[entry.index] as number;
+      if (!known && t >= 0 && !placed(t)) {
+        entry = entry.next;
+        continue;
+      }
       const next = model.step(state, op.input, known);
       if (next !== undefined && (known || model.key(next) !== model.key(state))) {
         bits[entry.index >> 3] = (bits[entry.index >> 3] as number) | (1 << (entry.index & 7));
