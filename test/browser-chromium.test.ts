@@ -190,6 +190,28 @@ describe.skipIf(!present)('@parley/browser in headless Chromium', () => {
     );
   }, 60_000);
 
+  it('two tabs of one profile share IndexedDB but are two replicas (Web Locks slots), and converge', async () => {
+    const server = await serve(0);
+    const context = await browser.newContext();
+    const [a, b] = [await context.newPage(), await context.newPage()];
+    for (const page of [a, b]) await load(page);
+    const idA = await a.evaluate(`(${OPEN})(${JSON.stringify(server.url)})`);
+    const idB = await b.evaluate(`(${OPEN})(${JSON.stringify(server.url)})`);
+    expect(idA).not.toBe(idB);
+    await a.evaluate("ns.increment('hits', 1)");
+    await b.evaluate("ns.increment('hits', 10)");
+    for (const page of [a, b]) {
+      await page.waitForFunction(`(async () => (await ns.get('hits'))?.value === 11)()`, null, {
+        timeout: 15_000,
+        polling: 100,
+      });
+    }
+    expect((await node.eventual('tabs').get('hits'))?.value).toBe(11);
+    for (const page of [a, b]) await page.evaluate('node.close()');
+    await context.close();
+    await server.close();
+  }, 60_000);
+
   it("examples/browser-notes: a note saved offline reaches the node, the node's appears, a reload keeps both", async () => {
     const first = await serve(0);
     await first.close();

@@ -31,6 +31,7 @@ import type * as Y from 'yjs';
 import { freezeEntry } from './entry.js';
 import { Feed } from './feed.js';
 import type { ReplicaDb, ResolvedBrowserOptions } from './options.js';
+import { acquireSlot, spaceOf } from './slots.js';
 import {
   bytesJson,
   decodeRecord,
@@ -107,12 +108,16 @@ export class BrowserNamespace {
   private closed = false;
   private opened = false;
   private gcTimer: ReturnType<typeof setInterval> | undefined;
+  /** Where this tab's replica is kept (see slots.ts). */
+  private space: string;
+  private releaseSlot: () => void = () => {};
 
   constructor(
     readonly name: string,
     private readonly host: NamespaceHost,
   ) {
     const o = host.options;
+    this.space = name;
     this.feed = new Feed(name, () => this.current, o.now);
     this.sync = new SyncClient(
       {
@@ -141,9 +146,13 @@ export class BrowserNamespace {
 
   private async open(): Promise<void> {
     const db = await this.host.db();
-    const stored = await db.get(metaKey(this.name));
+    const released = new Promise<void>((r) => {
+      this.releaseSlot = r;
+    });
+    this.space = spaceOf(this.name, await acquireSlot(this.host.options.name, this.name, released));
+    const stored = await db.get(metaKey(this.space));
     const now = this.host.options.now();
-    const records = await readPrefix(db, logPrefix(this.name));
+    const records = await readPrefix(db, logPrefix(this.space));
     const grace = this.host.options.eventual.tombstoneGraceMs;
     let meta = stored === undefined ? undefined : (bytesJson(stored) as Meta);
     const ops: Op[] = [];
@@ -155,7 +164,7 @@ export class BrowserNamespace {
     }
     if (meta === undefined) {
       meta = { replicaId: this.host.newReplicaId(), lastContactMs: null };
-      ops.push({ type: 'put', key: metaKey(this.name), value: jsonBytes(meta) });
+      ops.push({ type: 'put', key: metaKey(this.space), value: jsonBytes(meta) });
     }
     this.meta = meta;
     this.current = this.newReplica(meta.replicaId);
@@ -163,11 +172,11 @@ export class BrowserNamespace {
       const delta = decodeRecord(v);
       // Its own records: merged at their own time at least, so a clock that stepped back refuses none.
       this.current.merge(delta, Math.max(now, maxWallOf(delta)));
-      this.logSeq = Math.max(this.logSeq, Number(k.slice(logPrefix(this.name).length)));
+      this.logSeq = Math.max(this.logSeq, Number(k.slice(logPrefix(this.space).length)));
     }
     if (records.length > COMPACT_RECORDS) {
       const seq = ++this.logSeq;
-      ops.push({ type: 'put', key: logKey(this.name, seq), value: encodeState(this.current.state()) });
+      ops.push({ type: 'put', key: logKey(this.space, seq), value: encodeState(this.current.state()) });
       for (const [k] of records) ops.push({ type: 'del', key: k });
     }
     if (ops.length > 0) await (await this.host.queue()).write(ops);
@@ -203,7 +212,7 @@ export class BrowserNamespace {
     if (delta === undefined) return undefined;
     const bytes = encodeDelta(delta);
     const seq = ++this.logSeq;
-    await (await this.host.queue()).write([{ type: 'put', key: logKey(this.name, seq), value: bytes }]);
+    await (await this.host.queue()).write([{ type: 'put', key: logKey(this.space, seq), value: bytes }]);
     if (r !== this.current)
       throw new UnavailableError(`namespace '${this.name}' restarted under a new replica id; retry`);
     const key = (delta.states[0] as KeyState).key;
@@ -332,7 +341,7 @@ export class BrowserNamespace {
     const record = result.rejectedStates > 0 ? encodeState(this.current.state()) : bytes;
     const seq = ++this.logSeq;
     void this.host.queue().then((q) =>
-      q.write([{ type: 'put', key: logKey(this.name, seq), value: record }]).catch((err: unknown) => {
+      q.write([{ type: 'put', key: logKey(this.space, seq), value: record }]).catch((err: unknown) => {
         console.warn(`parley: could not keep a delta of '${this.name}'; the next sync brings it again`, err);
       }),
     );
@@ -346,7 +355,7 @@ export class BrowserNamespace {
     if (last !== null && now - last < every) return;
     this.meta = { ...this.meta, lastContactMs: now };
     const value = jsonBytes(this.meta);
-    void this.host.queue().then((q) => q.write([{ type: 'put', key: metaKey(this.name), value }]).catch(() => {}));
+    void this.host.queue().then((q) => q.write([{ type: 'put', key: metaKey(this.space), value }]).catch(() => {}));
   }
 
   async close(): Promise<void> {
@@ -356,5 +365,10 @@ export class BrowserNamespace {
     this.feed.close();
     if (this.gcTimer !== undefined) clearInterval(this.gcTimer);
     await this.ready.catch(() => {});
+    await this.host
+      .queue()
+      .then((q) => q.idle())
+      .catch(() => {});
+    this.releaseSlot();
   }
 }

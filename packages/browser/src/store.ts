@@ -6,7 +6,9 @@
  *   m\0<ns>              the namespace's meta: JSON {replicaId, lastContactMs}
  *   l\0<ns>\0<seq:12>    a log record: an encoded delta (a local write, a merged
  *                        delta) or an encoded full state (after compaction)
- *   y\0<ns>\0<key>\0<seq:12>   a Yjs update of the document `key` (key percent-encoded)
+ *   y\0<ns>\0<key>\0<tag>.<seq:12>   a Yjs update of the document `key` (key percent-encoded),
+ *                        written by the document's opener `tag` (random per open: tabs never collide)
+ * A namespace's keys are under its name, or `<ns>#<slot>` for a second tab's replica (slots.ts).
  *
  * Writes are batched: every write queued while a batch is being written goes
  * into the next one (IndexedDB's transaction is the unit of durability). A
@@ -33,8 +35,8 @@ export function logKey(ns: string, seq: number): string {
 export function docPrefix(ns: string, key: string): string {
   return `y${SEP}${ns}${SEP}${encodeURIComponent(key)}${SEP}`;
 }
-export function docKey(ns: string, key: string, seq: number): string {
-  return `${docPrefix(ns, key)}${pad(seq)}`;
+export function docKey(ns: string, key: string, tag: string, seq: number): string {
+  return `${docPrefix(ns, key)}${tag}.${pad(seq)}`;
 }
 
 /** Every [key, value] under `prefix`, in key order. */

@@ -22,6 +22,14 @@ const LOADED = Symbol('parley-loaded');
 const REMOTE = Symbol('parley-remote');
 const REFUSED = new Set([4400, 4401]);
 
+function randomTag(): string {
+  const bytes = new Uint8Array(6);
+  crypto.getRandomValues(bytes);
+  let hex = '';
+  for (const b of bytes) hex += b.toString(16).padStart(2, '0');
+  return hex;
+}
+
 function syncMessage(step: number, payload: Uint8Array): Uint8Array {
   const e = encoding.createEncoder();
   encoding.writeVarUint(e, 0);
@@ -34,6 +42,8 @@ function syncMessage(step: number, payload: Uint8Array): Uint8Array {
 export class BrowserDoc {
   private ws: WebSocket | undefined;
   private seq = 0;
+  /** This opener's tag in record keys (store.ts). */
+  private readonly tag = randomTag();
   private stopped = false;
   private attempts = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -65,12 +75,10 @@ export class BrowserDoc {
       },
       LOADED,
     );
-    const last = records[records.length - 1];
-    d.seq = last === undefined ? 0 : Number(last[0].slice(docPrefix(ns, key).length));
     if (records.length > COMPACT_RECORDS) {
       const seq = ++d.seq;
       await queue.write([
-        { type: 'put', key: docKey(ns, key, seq), value: Y.encodeStateAsUpdate(doc) },
+        { type: 'put', key: docKey(ns, key, d.tag, seq), value: Y.encodeStateAsUpdate(doc) },
         ...records.map(([k]) => ({ type: 'del' as const, key: k })),
       ]);
     }
@@ -82,9 +90,11 @@ export class BrowserDoc {
   private onUpdate(update: Uint8Array, origin: unknown): void {
     if (origin === LOADED) return;
     const seq = ++this.seq;
-    this.queue.write([{ type: 'put', key: docKey(this.ns, this.key, seq), value: update }]).catch((err: unknown) => {
-      console.warn(`parley: could not keep an update of ${this.ns}/${this.key}`, err);
-    });
+    this.queue
+      .write([{ type: 'put', key: docKey(this.ns, this.key, this.tag, seq), value: update }])
+      .catch((err: unknown) => {
+        console.warn(`parley: could not keep an update of ${this.ns}/${this.key}`, err);
+      });
     if (origin !== REMOTE && this.ws?.readyState === 1) this.ws.send(syncMessage(2, update));
   }
 
