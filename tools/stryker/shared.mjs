@@ -12,7 +12,7 @@ export const PACKAGES = ['crdt', 'raft', 'coord'];
  */
 const NOT_MUTATED = {
   crdt: [],
-  raft: ['testkit.ts', 'safety.ts'],
+  raft: ['testkit.ts'],
   coord: ['harness.ts'],
 };
 

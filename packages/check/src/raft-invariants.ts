@@ -1,6 +1,7 @@
 /**
  * Raft's safety properties (Raft paper, Figure 3) as invariants over a neutral
- * view of a cluster, for the simulator to check after every step:
+ * view of a cluster, checked after every step by the simulator's scenarios and
+ * by Raft's own randomized tests (the one copy of these rules):
  *
  * - `raft/election-safety`: at most one leader per term, over the whole run;
  * - `raft/log-matching`: two logs with an entry of the same index and term are
@@ -10,10 +11,12 @@
  * - `raft/state-machine-safety`: no two nodes commit or apply different entries
  *   at the same index.
  *
- * The Raft package adapts its nodes to `RaftNodeView` and calls
+ * Entries are compared by term, and by content (type and data) wherever both
+ * views offer `entryAt`. Callers adapt their nodes to `RaftNodeView` and call
  * `registerRaftInvariants(registry)`; the checks keep what they need across
  * observations (leaders per term, committed entries), so use one registry per run.
  */
+import type { RaftEntry } from '@parley/interface';
 import type { InvariantRegistry } from './invariants.js';
 
 export interface RaftNodeView {
@@ -30,6 +33,11 @@ export interface RaftNodeView {
   readonly lastIndex: number;
   /** Term of the entry at `index`, for `firstIndex ≤ index ≤ lastIndex`. */
   termAt(index: number): number;
+  /**
+   * The entry at `index`, for `firstIndex ≤ index ≤ lastIndex`. When given, entries are also
+   * compared by content (type and data), not only by term.
+   */
+  entryAt?(index: number): RaftEntry | undefined;
   /** A crashed node is skipped (its last view is not current). */
   readonly down?: boolean;
 }
@@ -43,6 +51,27 @@ export interface RaftInvariantOptions {
   readonly maxRememberedEntries?: number;
 }
 
+/**
+ * The content of an entry (type and data) as a 32-bit FNV-1a hash, remembered per index and
+ * compared across nodes (a hash, so that what the checks remember stays small).
+ */
+function contentOf(e: RaftEntry | undefined): number | undefined {
+  if (e === undefined) return undefined;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < e.type.length; i++) h = Math.imul(h ^ e.type.charCodeAt(i), 0x01000193);
+  h = Math.imul(h ^ 0xff, 0x01000193);
+  for (let i = 0; i < e.data.length; i++) h = Math.imul(h ^ (e.data[i] as number), 0x01000193);
+  return h >>> 0;
+}
+
+/** Whether two entries differ in content (type or data); false when either side offers none. */
+function differ(a: RaftEntry | undefined, b: RaftEntry | undefined): boolean {
+  if (a === undefined || b === undefined || a === b) return false;
+  if (a.type !== b.type || a.data.length !== b.data.length) return true;
+  for (let i = 0; i < a.data.length; i++) if (a.data[i] !== b.data[i]) return true;
+  return false;
+}
+
 /** Registers the four Raft safety invariants on `registry`; returns a function that removes them. */
 export function registerRaftInvariants(
   registry: InvariantRegistry<RaftClusterView>,
@@ -50,12 +79,14 @@ export function registerRaftInvariants(
 ): () => void {
   const maxRemembered = options.maxRememberedEntries ?? 1_000_000;
   const leaders = new Map<number, string>();
-  // index → { entry term, an upper bound on the term in which it was committed }
-  const committed = new Map<number, { term: number; commitTerm: number }>();
+  // index → { entry term, its content if known, an upper bound on the term in which it was committed }
+  const committed = new Map<number, { term: number; content: number | undefined; commitTerm: number }>();
   const committedUpTo = new Map<string, number>();
-  const applied = new Map<number, { term: number; node: string }>();
+  const applied = new Map<number, { term: number; content: number | undefined; node: string }>();
   const appliedUpTo = new Map<string, number>();
   const leaderCheckedUpTo = new Map<string, number>(); // `${id}@${term}` → index
+  // a → b → the highest shared entry of their logs last found equal in content
+  const comparedTop = new Map<string, Map<string, { index: number; term: number }>>();
 
   const trim = <K, V>(m: Map<K, V>) => {
     while (m.size > maxRemembered) m.delete(m.keys().next().value as K);
@@ -92,6 +123,23 @@ export function registerRaftInvariants(
             let i = Math.min(x.lastIndex, y.lastIndex);
             // The highest common entry with equal terms: everything below must match too.
             while (i >= lo && x.termAt(i) !== y.termAt(i)) i--;
+            // The entry both logs hold at (i, term) is one entry: same content. Below it, terms are
+            // compared here on every observation and contents as they commit (state-machine safety).
+            if (i >= lo && x.entryAt && y.entryAt) {
+              let tops = comparedTop.get(x.id);
+              if (tops === undefined) comparedTop.set(x.id, (tops = new Map()));
+              const term = x.termAt(i);
+              const last = tops.get(y.id);
+              if (last === undefined || last.index !== i || last.term !== term) {
+                if (differ(x.entryAt(i), y.entryAt(i))) {
+                  out.push(`${x.id} and ${y.id} hold different entries at index ${i} of term ${term}`);
+                } else if (last === undefined) tops.set(y.id, { index: i, term });
+                else {
+                  last.index = i;
+                  last.term = term;
+                }
+              }
+            }
             for (let j = i - 1; j >= lo; j--) {
               if (x.termAt(j) !== y.termAt(j)) {
                 out.push(
@@ -117,10 +165,14 @@ export function registerRaftInvariants(
           if (n.commitIndex < from) from = Math.max(n.firstIndex - 1, 0); // restarted: recheck what it holds
           for (let i = from + 1; i <= Math.min(n.commitIndex, n.lastIndex); i++) {
             const t = n.termAt(i);
+            const content = n.entryAt ? contentOf(n.entryAt(i)) : undefined;
             const c = committed.get(i);
-            if (c === undefined) committed.set(i, { term: t, commitTerm: n.term });
+            if (c === undefined) committed.set(i, { term: t, content, commitTerm: n.term });
             else if (c.term !== t)
               out.push(`${n.id} committed term ${t} at index ${i}, where term ${c.term} was committed`);
+            else if (c.content === undefined) c.content = content;
+            else if (content !== undefined && content !== c.content)
+              out.push(`${n.id} committed a different entry at index ${i} (term ${t}) than was committed there`);
           }
           committedUpTo.set(n.id, n.commitIndex);
           // Applied entries agree across nodes.
@@ -129,10 +181,14 @@ export function registerRaftInvariants(
           if (last < a) a = Math.max(n.firstIndex - 1, 0);
           for (let i = a + 1; i <= Math.min(last, n.lastIndex); i++) {
             const t = n.termAt(i);
+            const content = n.entryAt ? contentOf(n.entryAt(i)) : undefined;
             const prev = applied.get(i);
-            if (prev === undefined) applied.set(i, { term: t, node: n.id });
+            if (prev === undefined) applied.set(i, { term: t, content, node: n.id });
             else if (prev.term !== t) {
               out.push(`${n.id} applied term ${t} at index ${i}, ${prev.node} applied term ${prev.term}`);
+            } else if (prev.content === undefined) prev.content = content;
+            else if (content !== undefined && content !== prev.content) {
+              out.push(`${n.id} applied a different entry at index ${i} (term ${t}) than ${prev.node} applied`);
             }
           }
           appliedUpTo.set(n.id, last);
@@ -160,6 +216,10 @@ export function registerRaftInvariants(
             else if (n.termAt(i) !== c.term) {
               out.push(
                 `leader ${n.id} of term ${n.term} has term ${n.termAt(i)} at committed index ${i} (term ${c.term})`,
+              );
+            } else if (n.entryAt && c.content !== undefined && contentOf(n.entryAt(i)) !== c.content) {
+              out.push(
+                `leader ${n.id} of term ${n.term} holds a different entry at committed index ${i} (term ${c.term})`,
               );
             } else upTo = Math.max(upTo, i);
           }

@@ -3,10 +3,11 @@
  * chunk, bounded uncommitted bytes, learners not counting for commit,
  * removing the leader, and the safety checker catching broken histories.
  */
-import { SeededRandom } from '@parley/interface';
+import { InvariantRegistry, type RaftClusterView, type RaftNodeView, registerRaftInvariants } from '@parley/check';
+import { type RaftEntry, SeededRandom } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
+import type { RaftProbe } from './probe.js';
 import { RawNode } from './rawnode.js';
-import { RaftSafetyChecker } from './safety.js';
 import { MemoryRaftStorage } from './storage.js';
 import { Cluster } from './testing/cluster.js';
 
@@ -131,20 +132,44 @@ describe('bounds and membership', () => {
 
 describe('safety checker', () => {
   it('flags two leaders in one term and divergent applies', () => {
-    const checker = new RaftSafetyChecker();
+    const invariants = new InvariantRegistry<RaftClusterView>();
+    registerRaftInvariants(invariants);
+    const found: string[] = [];
+    const check = (nodes: RaftNodeView[]) => {
+      for (const v of invariants.checkInvariants({ nodes })) found.push(v.invariant.replace(/^raft\//, ''));
+    };
+    const live = (id: string, p: RaftProbe): RaftNodeView => ({
+      id,
+      term: p.term,
+      isLeader: p.state === 'leader',
+      commitIndex: p.committed,
+      firstIndex: p.firstIndex(),
+      lastIndex: p.lastIndex(),
+      termAt: (i) => p.termAt(i) ?? -1,
+      entryAt: (i) => p.entryAt(i),
+    });
     const c1 = new Cluster({ seed: 7 });
     elected(c1);
     const c2 = new Cluster({ seed: 7 });
     elected(c2, '2');
     const a = c1.get('1');
     const b = c2.get('2');
-    checker.observe([
-      { id: 'x', raft: a.node.raft, down: false },
-      { id: 'y', raft: b.node.raft, down: false },
-    ]);
-    expect(checker.violations.map((v) => v.invariant)).toContain('election-safety');
-    checker.onApply('x', { term: 2, index: 9, type: 'normal', data: enc.encode('a') });
-    checker.onApply('y', { term: 2, index: 9, type: 'normal', data: enc.encode('b') });
-    expect(checker.violations.map((v) => v.invariant)).toContain('state-machine-safety');
+    check([live('x', a.node.probe), live('y', b.node.probe)]);
+    expect(found).toContain('election-safety');
+    const applied = (id: string, data: string): RaftNodeView => {
+      const e: RaftEntry = { term: 2, index: 9, type: 'normal', data: enc.encode(data) };
+      return {
+        id,
+        term: 2,
+        isLeader: false,
+        commitIndex: 9,
+        firstIndex: 9,
+        lastIndex: 9,
+        termAt: () => 2,
+        entryAt: () => e,
+      };
+    };
+    check([applied('x', 'a'), applied('y', 'b')]);
+    expect(found).toContain('state-machine-safety');
   });
 });

@@ -29,7 +29,6 @@ export { ENTRY_OVERHEAD_BYTES, entryBytes } from './log.js';
 export { type ProgressView, RaftProbe } from './probe.js';
 export type { ProposalResult, RaftConfig } from './raft.js';
 export { RawNode } from './rawnode.js';
-export { RaftSafetyChecker, type SafetyMember, type Violation } from './safety.js';
 export {
   ClientSessions,
   decodeSessionEnvelope,

@@ -4,7 +4,7 @@
  * has acknowledged, how far the election timer ran) without a handle on the
  * member itself: nothing here can change it.
  */
-import type { PeerId } from '@parley/interface';
+import type { PeerId, RaftEntry } from '@parley/interface';
 import type { Raft } from './raft.js';
 import type { StateType } from './types.js';
 
@@ -68,6 +68,12 @@ export class RaftProbe {
   /** Term of the entry at `index`, or undefined when the log no longer (or does not yet) hold it. */
   termAt(index: number): number | undefined {
     return this.#raft.log.maybeTerm(index);
+  }
+  /** The entry at `index`, or undefined when the log no longer (or does not yet) hold it. */
+  entryAt(index: number): RaftEntry | undefined {
+    const log = this.#raft.log;
+    if (index < log.firstIndex() || index > log.lastIndex()) return undefined;
+    return log.slice(index, index + 1)[0];
   }
   /** Whether this member still hears from a leader recently enough to refuse a vote. */
   leaderSticky(): boolean {

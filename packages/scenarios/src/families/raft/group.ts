@@ -73,6 +73,7 @@ export function raftClusterView(ids: readonly PeerId[], app: (id: PeerId) => Raf
         firstIndex: log.firstIndex(),
         lastIndex: log.lastIndex(),
         termAt: (i) => log.termAt(i) ?? -1,
+        entryAt: (i) => log.entryAt(i),
         down: false,
       };
     }),
