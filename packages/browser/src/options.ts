@@ -50,7 +50,10 @@ export interface ResolvedBrowserOptions {
   name: string;
   db: ReplicaDb | undefined;
   WebSocket: WebSocketConstructor | undefined;
+  /** The replica's clock: the wall clock, moved forward to a node's when the node is ahead. */
   now: () => number;
+  /** Adopts a node's clock reading (WELCOME) if it is ahead of this one. */
+  observeNodeTime(nodeMs: number): void;
   syncIntervalMs: number;
   maxReconnectMs: number;
   eventual: Required<NonNullable<BrowserNodeOptions['eventual']>>;
@@ -67,6 +70,8 @@ function int(name: string, v: number | undefined, dflt: number, min: number, max
 }
 
 const MAX_TTL = 30 * 24 * 3600;
+/** Furthest a node's clock may move a browser's forward: one day. */
+const MAX_SKEW_MS = 86_400_000;
 
 export function resolveBrowserOptions(o: BrowserNodeOptions = {}): ResolvedBrowserOptions {
   const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
@@ -85,6 +90,8 @@ export function resolveBrowserOptions(o: BrowserNodeOptions = {}): ResolvedBrows
   const httpUrl = `${parsed.protocol}//${parsed.host}${parsed.pathname.replace(/\/+$/, '')}`;
   const wsUrl = httpUrl.replace(/^http/, 'ws');
   const e = o.eventual ?? {};
+  const wall = o.now ?? (() => Date.now());
+  let skew = 0;
   const maxTtlSeconds = int('eventual.maxTtlSeconds', e.maxTtlSeconds, MAX_TTL, 1, MAX_TTL);
   if (o.token !== undefined && (typeof o.token !== 'string' || o.token.length === 0)) {
     throw new InvalidArgumentError('token must be a non-empty string');
@@ -96,7 +103,13 @@ export function resolveBrowserOptions(o: BrowserNodeOptions = {}): ResolvedBrows
     name: o.name ?? 'parley',
     db: o.db,
     WebSocket: o.WebSocket,
-    now: o.now ?? (() => Date.now()),
+    now: () => wall() + skew,
+    observeNodeTime(nodeMs: number) {
+      // Only forward (stamps never go back), and at most MAX_SKEW_MS: a device clock set
+      // behind would otherwise refuse the node's newer writes as drift, until it caught up.
+      const ahead = Math.min(MAX_SKEW_MS, nodeMs - wall());
+      if (ahead > skew) skew = ahead;
+    },
     syncIntervalMs: int('syncIntervalMs', o.syncIntervalMs, 5_000, 50, 3_600_000),
     maxReconnectMs: int('maxReconnectMs', o.maxReconnectMs, 10_000, 250, 3_600_000),
     eventual: {

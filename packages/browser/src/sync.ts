@@ -116,12 +116,12 @@ export class SyncClient {
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
     ws.onopen = () => {
-      this.lastFrameAt = this.options.now();
+      this.lastFrameAt = Date.now();
       ws.send(encodeHello(this.port.replicaId(), this.port.digest()));
     };
     ws.onmessage = (event: MessageEvent) => {
       if (this.ws !== ws) return;
-      this.lastFrameAt = this.options.now();
+      this.lastFrameAt = Date.now();
       if (!(event.data instanceof ArrayBuffer)) return;
       let frame: Frame;
       try {
@@ -160,6 +160,7 @@ export class SyncClient {
           ws.close(4400, 'maxTtlSeconds differs');
           return;
         }
+        this.options.observeNodeTime(frame.nowMs);
         this.welcomed = true;
         this.nodeId = frame.nodeId;
         this.maxFrame = Math.min(this.options.maxFrameBytes, frame.maxFrameBytes);
@@ -207,7 +208,7 @@ export class SyncClient {
   private period(): void {
     const ws = this.ws;
     if (ws?.readyState !== 1) return;
-    if (this.options.now() - this.lastFrameAt > 3 * this.options.syncIntervalMs) {
+    if (Date.now() - this.lastFrameAt > 3 * this.options.syncIntervalMs) {
       ws.close(4000, 'no frame for three sync periods');
       return;
     }

@@ -25,11 +25,12 @@ describe('the sync frames', () => {
     const d = r.set('k', { v: 1 }, 1_000);
     const hello = decodeFrame(encodeHello('browser-1', r.digest()), MAX);
     expect(hello).toEqual({ tag: TAG_HELLO, replicaId: 'browser-1', digest: r.digest() });
-    expect(decodeFrame(encodeWelcome('node-a', MAX, 3600), MAX)).toEqual({
+    expect(decodeFrame(encodeWelcome('node-a', MAX, 3600, 1_800_000_000_000), MAX)).toEqual({
       tag: TAG_WELCOME,
       nodeId: 'node-a',
       maxFrameBytes: MAX,
       maxTtlSeconds: 3600,
+      nowMs: 1_800_000_000_000,
     });
     expect(decodeFrame(encodeDigestFrame(r.digest()), MAX)).toMatchObject({ digest: r.digest() });
     const delta = decodeFrame(encodeDeltaFrame(7, encodeDelta(d)), MAX);

@@ -9,7 +9,8 @@
  *   byte 0   SYNC_VERSION (1)
  *   byte 1   tag:
  *              0x01 HELLO    client → node: str replicaId, then an encoded digest
- *              0x02 WELCOME  node → client: str nodeId, varint maxFrameBytes, varint maxTtlSeconds
+ *              0x02 WELCOME  node → client: str nodeId, varint maxFrameBytes, varint maxTtlSeconds,
+ *                            varint nowMs (the node's clock: a client behind it moves its own forward)
  *              0x03 DIGEST   either way: an encoded digest; the receiver answers with DELTA
  *                            frames of what it lacks (the node also sends its own DIGEST back)
  *              0x04 DELTA    either way: varint seq (0: no ACK wanted), then an encoded delta
@@ -44,7 +45,7 @@ const MAX_ERROR_CHARS = 1024;
 
 export type Frame =
   | { tag: typeof TAG_HELLO; replicaId: string; digest: Digest }
-  | { tag: typeof TAG_WELCOME; nodeId: string; maxFrameBytes: number; maxTtlSeconds: number }
+  | { tag: typeof TAG_WELCOME; nodeId: string; maxFrameBytes: number; maxTtlSeconds: number; nowMs: number }
   | { tag: typeof TAG_DIGEST; digest: Digest }
   | { tag: typeof TAG_DELTA; seq: number; delta: Delta; bytes: Uint8Array }
   | { tag: typeof TAG_ACK; seq: number }
@@ -71,11 +72,12 @@ export function encodeHello(replicaId: string, digest: Digest): Uint8Array {
   return withBody(w, encodeDigest(digest));
 }
 
-export function encodeWelcome(nodeId: string, maxFrameBytes: number, maxTtlSeconds: number): Uint8Array {
-  const w = head(TAG_WELCOME, nodeId.length * 3 + 16);
+export function encodeWelcome(nodeId: string, maxFrameBytes: number, maxTtlSeconds: number, nowMs: number): Uint8Array {
+  const w = head(TAG_WELCOME, nodeId.length * 3 + 24);
   w.string(nodeId);
   w.uint(maxFrameBytes);
   w.uint(maxTtlSeconds);
+  w.uint(nowMs);
   return w.finish();
 }
 
@@ -156,8 +158,9 @@ export function decodeFrame(bytes: Uint8Array, maxBytes: number): Frame {
         const nodeId = r.string();
         const maxFrameBytes = r.uint();
         const maxTtlSeconds = r.uint();
+        const nowMs = r.uint();
         r.end();
-        return { tag, nodeId, maxFrameBytes, maxTtlSeconds };
+        return { tag, nodeId, maxFrameBytes, maxTtlSeconds, nowMs };
       }
       case TAG_DIGEST:
         return { tag, digest: decodeDigest(rest(bytes, r)) };

@@ -400,6 +400,7 @@ export class EventualNamespaceImpl implements EventualNamespace {
       ready: this.ready,
       maxTtlSeconds: this.options.maxTtlSeconds,
       maxValueBytes: this.options.maxValueBytes,
+      now: () => local.now(),
       digest: () => {
         local.checkIncarnation();
         return local.replica.digest();

@@ -63,6 +63,8 @@ export interface ClientReplication {
   /** The namespace's bounds a client replica must share. */
   readonly maxTtlSeconds: number;
   readonly maxValueBytes: number;
+  /** The node's clock (ms since the epoch): a client behind it moves its own forward. */
+  now(): number;
   /** The dots this node has seen. */
   digest(): Digest;
   /** The states a client with `digest` lacks (InvalidArgumentError for another namespace's digest). */

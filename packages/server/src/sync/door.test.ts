@@ -45,12 +45,13 @@ async function tab(
   url: string,
   db: ClassicLevel<string, Uint8Array>,
   token?: string,
+  behindMs = 0,
 ): Promise<BrowserNode> {
   const node = await createBrowserNode({
     url,
     db,
     WebSocket: WebSocket as unknown as WebSocketConstructor,
-    now: () => c.time.nowMs(),
+    now: () => c.time.nowMs() - behindMs,
     syncIntervalMs: 100,
     maxReconnectMs: 300,
     ...(token ? { token } : {}),
@@ -152,6 +153,23 @@ describe('the sync door and a browser replica', () => {
     await c.time.advance(1000);
     expect((await ns.increment('fcount', 1)).value).toBe(1);
     await until(c, async () => (await a.eventual('flags').get('fcount'))?.value === 1);
+  }, 30_000);
+
+  it("a tab whose clock is minutes behind the node takes the node's clock, so it refuses none of its writes", async () => {
+    const c = memoryCluster();
+    const a = await c.start('a');
+    cleanups.push(() => a.close());
+    const { server, url } = await serve(a);
+    cleanups.push(() => server.close());
+    const ns = (await tab(c, url, tempDb().open(), undefined, 5 * 60_000)).eventual('clock');
+    await until(c, () => ns.syncState === 'synced');
+    await a.eventual('clock').set('fromNode', 1);
+    await until(c, async () => (await ns.get('fromNode'))?.value === 1);
+    expect(ns.replica.stats().driftRejections).toBe(0);
+    // Its own writes now come after the node's in the LWW order.
+    const mine = await ns.set('fromNode', 2);
+    expect(mine.updatedAt).toBeGreaterThanOrEqual(c.time.nowMs());
+    await until(c, async () => (await a.eventual('clock').get('fromNode'))?.value === 2);
   }, 30_000);
 
   it('strong calls go through the node (HTTP API): CAS with typed errors', async () => {

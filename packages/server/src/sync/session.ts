@@ -98,7 +98,9 @@ export class SyncSession {
         return;
       }
       this.replicaId = frame.replicaId;
-      this.send(encodeWelcome(this.ctx.nodeId, this.ctx.options.maxFrameBytes, this.port.maxTtlSeconds));
+      this.send(
+        encodeWelcome(this.ctx.nodeId, this.ctx.options.maxFrameBytes, this.port.maxTtlSeconds, this.port.now()),
+      );
       this.answerDigest(frame.digest);
       this.offChange = this.port.onChange(() => this.scheduleFlush());
       return;
