@@ -2,6 +2,7 @@
  * The verdicts on hand-made histories: a violation is reported in the user's
  * terms (client, call, key, values); a correct history passes.
  */
+import { entryGet, entrySet } from '@parley/check';
 import { describe, expect, it } from 'vitest';
 import { expectFencing, expectLinearizable, SimulationExpectationError } from './checks.js';
 import { type RecordedCall, Recorder } from './recorder.js';
@@ -16,28 +17,12 @@ describe('expectLinearizable', () => {
   it('names the client, the key and the values of a read no order explains', async () => {
     const { rec, at } = recorder();
     const set = (value: number, version: string) =>
-      rec.call(
-        'entry',
-        0,
-        "strong('jobs').set",
-        'jobs/a',
-        { value },
-        async () => ({ version }),
-        (r) => r,
-      );
+      rec.call(0, "strong('jobs').set", 'jobs/a', entrySet(value), async () => ({ version }));
     await set(1, 'v1');
     at(10);
     await set(2, 'v2');
     at(20);
-    const stale = rec.call(
-      'entry',
-      2,
-      "strong('jobs').get",
-      'jobs/a',
-      null,
-      async () => ({ value: 1, version: 'v1' }),
-      (r) => r,
-    );
+    const stale = rec.call(2, "strong('jobs').get", 'jobs/a', entryGet(), async () => ({ value: 1, version: 'v1' }));
     await stale;
     let err: unknown;
     try {
@@ -54,25 +39,9 @@ describe('expectLinearizable', () => {
 
   it('passes a history whose reads follow the writes', async () => {
     const { rec, at } = recorder();
-    await rec.call(
-      'entry',
-      0,
-      "strong('jobs').set",
-      'jobs/a',
-      { value: 1 },
-      async () => ({ version: 'v1' }),
-      (r) => r,
-    );
+    await rec.call(0, "strong('jobs').set", 'jobs/a', entrySet(1), async () => ({ version: 'v1' }));
     at(5);
-    await rec.call(
-      'entry',
-      1,
-      "strong('jobs').get",
-      'jobs/a',
-      null,
-      async () => ({ value: 1, version: 'v1' }),
-      (r) => r,
-    );
+    await rec.call(1, "strong('jobs').get", 'jobs/a', entryGet(), async () => ({ value: 1, version: 'v1' }));
     expect(() => expectLinearizable(rec)).not.toThrow();
   });
 });

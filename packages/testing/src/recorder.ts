@@ -8,7 +8,25 @@
  * once with `unavailable` (the agent's process died with it) and are not recorded.
  */
 
-import { HistoryRecorder, type HistoryValue } from '@parley/check';
+import {
+  entryClaim,
+  entryDelete,
+  entryGet,
+  entrySet,
+  FailedAnswer,
+  HistoryRecorder,
+  type HistoryValue,
+  leaseAcquire,
+  leaseGet,
+  leaseOwn,
+  lockAcquire,
+  lockInspect,
+  lockRelease,
+  lockRenew,
+  lockWrite,
+  type ParleyModelName,
+  type ParleyOperation,
+} from '@parley/check';
 import { isParleyError, UnavailableError } from '@parley/interface';
 import type {
   EventualEntry,
@@ -23,7 +41,10 @@ import type {
 } from '@parley/node';
 import { strongDoc } from '@parley/node/backend';
 
-export type ModelName = 'entry' | 'lease' | 'lock';
+export type ModelName = ParleyModelName;
+
+/** A call as the recorder records it: a model operation, or an eventual write (in no model's history). */
+type RecordedOperation<T> = ParleyOperation<T> | (Omit<ParleyOperation<T>, 'model'> & { readonly model: 'eventual' });
 
 /** One call as the user made it, for explanations and the timeline. */
 export interface RecordedCall {
@@ -61,11 +82,6 @@ export interface EventualWriteRecord {
   readonly call: RecordedCall;
 }
 
-/** An answer the model reads as a failure with this code (an absent key, a delete of nothing). */
-class Failed {
-  constructor(readonly code: string) {}
-}
-
 /** Bound on recorded calls per simulation. */
 const MAX_CALLS = 200_000;
 
@@ -90,16 +106,15 @@ export class Recorder {
 
   /** Runs one call and records it; the caller gets the call's own outcome. */
   call<T>(
-    model: ModelName | 'eventual',
     node: number,
     call: string,
     key: string,
-    input: JsonValue,
+    op: RecordedOperation<NoInfer<T>>,
     run: () => Promise<T>,
-    okValue: (r: T) => HistoryValue | Failed,
-    observed: Record<string, string> = {},
     after?: (rec: RecordedCall, outcome: { ok: true; value: T } | { ok: false; code: string }) => void,
   ): Promise<T> {
+    const { model, observed } = op;
+    const input = op.input as JsonValue;
     if (this.calls.length >= MAX_CALLS)
       throw new UnavailableError(`the simulation recorded ${MAX_CALLS} calls (its bound)`);
     const slotKey = `${model}:${node}`;
@@ -126,7 +141,7 @@ export class Recorder {
     this.calls.push(rec);
     const history = model === 'eventual' ? undefined : this.histories[model];
     const process = `${model}:${client}`;
-    history?.invoke(process, fName(call, model), input as HistoryValue, key);
+    history?.invoke(process, op.f, op.input, key);
     const settle = (outcome: 'ok' | 'fail' | 'info', output: JsonValue | undefined, error: string | undefined) => {
       used.delete(slot);
       rec.endMs = this.nowMs();
@@ -142,8 +157,8 @@ export class Recorder {
     }
     return promise.then(
       (value) => {
-        const v = okValue(value);
-        if (v instanceof Failed) {
+        const v = op.okValue(value);
+        if (v instanceof FailedAnswer) {
           settle('fail', null, v.code);
           history?.fail(process, null, { error: v.code });
         } else {
@@ -212,27 +227,17 @@ export class Recorder {
     ) => {
       const resource = `${fence.namespace}/${fence.key}`;
       rec.unmodelled.add(`${ns}/${key}`);
-      return rec.call(
-        'lock',
-        node,
-        call,
-        resource,
-        { fence: fence.fence },
-        g(run),
-        () => ({}),
-        { fence_stale: 'fence_stale' },
-        (r, o) => {
-          if (o.ok || o.code === 'fence_stale') {
-            rec.fences.push({
-              kind: 'write',
-              resource: `lock:${resource}`,
-              fence: fence.fence,
-              call: r,
-              accepted: o.ok,
-            });
-          }
-        },
-      );
+      return rec.call(node, call, resource, lockWrite(fence.fence) as ParleyOperation<T>, g(run), (r, o) => {
+        if (o.ok || o.code === 'fence_stale') {
+          rec.fences.push({
+            kind: 'write',
+            resource: `lock:${resource}`,
+            fence: fence.fence,
+            call: r,
+            accepted: o.ok,
+          });
+        }
+      });
     };
     const wrapped: StrongNamespace = {
       name: inner.name,
@@ -241,85 +246,53 @@ export class Recorder {
         if (options.fence) return fencedWrite(call, key, options.fence, () => inner.set(key, value, options));
         const k = `${ns}/${key}`;
         if (options.ttl !== undefined) rec.unmodelled.add(k);
-        const input: Record<string, JsonValue> = { value };
-        const observed: Record<string, string> = {};
-        if (options.ifVersion !== undefined) {
-          input.ifVersion = options.ifVersion;
-          observed.version_mismatch = 'version_mismatch';
-          observed.key_not_found = 'version_mismatch';
-        }
-        if (options.ifNotExists) {
-          input.ifNotExists = true;
-          observed.key_already_exists = 'key_already_exists';
-        }
         return rec.call(
-          'entry',
           node,
           call,
           k,
-          input,
+          entrySet(value, options),
           g(() => inner.set(key, value, options)),
-          (r) => ({ version: r.version }),
-          observed,
         );
       },
       get(key) {
         const k = `${ns}/${key}`;
         if (rec.leaseKeys.has(k)) {
           return rec.call(
-            'lease',
             node,
             `strong('${ns}').get`,
             k,
-            null,
+            leaseGet(),
             g(() => inner.get(key)),
-            (e): HistoryValue => {
-              if (e === undefined) return null;
-              const doc = e.value as { holder: string | null; epoch: number };
-              return doc.holder === null ? { holder: null } : { holder: doc.holder, epoch: doc.epoch };
-            },
           );
         }
         return rec.call(
-          'entry',
           node,
           `strong('${ns}').get`,
           k,
-          null,
+          entryGet(),
           g(() => inner.get(key)),
-          (e) =>
-            e === undefined ? new Failed('key_not_found') : { value: e.value as HistoryValue, version: e.version },
         );
       },
       delete(key, options = {}) {
         const call = `strong('${ns}').delete`;
         if (options.fence) return fencedWrite(call, key, options.fence, () => inner.delete(key, options));
-        const input = options.ifVersion !== undefined ? { ifVersion: options.ifVersion } : null;
         return rec.call(
-          'entry',
           node,
           call,
           `${ns}/${key}`,
-          input,
+          entryDelete(options),
           g(() => inner.delete(key, options)),
-          (existed) => (existed ? { existed: true } : new Failed('key_not_found')),
-          { key_not_found: 'key_not_found', version_mismatch: 'version_mismatch' },
         );
       },
       claim(key, value, options = {}) {
         const k = `${ns}/${key}`;
         if (options.ttl !== undefined) rec.unmodelled.add(k);
         return rec.call(
-          'entry',
           node,
           `strong('${ns}').claim`,
           k,
-          { value },
+          entryClaim(value),
           g(() => inner.claim(key, value, options)),
-          (r): HistoryValue =>
-            r.won
-              ? { won: true, version: r.version }
-              : { won: false, value: r.value as HistoryValue, version: r.version },
         );
       },
       async lease(key, options) {
@@ -327,14 +300,11 @@ export class Recorder {
         rec.leaseKeys.add(k);
         rec.unmodelled.add(k);
         const lease = await rec.call(
-          'lease',
           node,
           `strong('${ns}').lease`,
           k,
-          { holder: options.holder },
+          leaseAcquire(options.holder),
           g(() => inner.lease(key, options)),
-          (l) => ({ epoch: l.epoch }),
-          { lock_held: 'lock_held' },
           (r, o) => {
             if (o.ok)
               rec.fences.push({ kind: 'grant', resource: `lease:${k}`, fence: o.value.epoch, call: r, accepted: true });
@@ -374,7 +344,7 @@ export class Recorder {
         guard();
         return fn();
       };
-    const base = { holder: lease.holder, epoch: lease.epoch };
+    const { holder, epoch } = lease;
     return {
       get namespace() {
         return lease.namespace;
@@ -393,41 +363,32 @@ export class Recorder {
       },
       renew: (ttl) =>
         this.call(
-          'lease',
           node,
           'lease.renew',
           k,
-          base,
+          leaseOwn('renew', holder, epoch),
           g(() => lease.renew(ttl)),
-          () => ({}),
-          { lease_lost: 'lease_lost' },
         ),
       updateState: (state, options) =>
         this.call(
-          'lease',
           node,
           'lease.updateState',
           k,
-          base,
+          leaseOwn('write', holder, epoch),
           g(() => lease.updateState(state, options)),
-          () => ({}),
-          { lease_lost: 'lease_lost' },
           (r, o) => {
             if (o.ok || o.code === 'lease_lost') {
-              this.fences.push({ kind: 'write', resource: `lease:${k}`, fence: base.epoch, call: r, accepted: o.ok });
+              this.fences.push({ kind: 'write', resource: `lease:${k}`, fence: epoch, call: r, accepted: o.ok });
             }
           },
         ),
       release: (state) =>
         this.call(
-          'lease',
           node,
           'lease.release',
           k,
-          base,
+          leaseOwn('release', holder, epoch),
           g(() => lease.release(state)),
-          () => ({}),
-          { lease_lost: 'lease_lost' },
         ),
     };
   }
@@ -443,14 +404,11 @@ export class Recorder {
       name: inner.name,
       acquire: (key, options) =>
         this.call(
-          'lock',
           node,
           `locks('${ns}').acquire`,
           `${ns}/${key}`,
-          { owner: options.owner },
+          lockAcquire(options.owner),
           g(() => inner.acquire(key, options)),
-          (grant) => ({ fence: grant.fence }),
-          { lock_held: 'lock_held' },
           (r, o) => {
             if (o.ok)
               this.fences.push({
@@ -464,34 +422,27 @@ export class Recorder {
         ),
       renew: (key, options) =>
         this.call(
-          'lock',
           node,
           `locks('${ns}').renew`,
           `${ns}/${key}`,
-          { owner: options.owner, fence: options.fence },
+          lockRenew(options.owner, options.fence),
           g(() => inner.renew(key, options)),
-          () => ({}),
-          { fence_stale: 'fence_stale', lease_lost: 'lease_lost' },
         ),
       release: (key, options) =>
         this.call(
-          'lock',
           node,
           `locks('${ns}').release`,
           `${ns}/${key}`,
-          { owner: options.owner, fence: options.fence },
+          lockRelease(options.owner, options.fence),
           g(() => inner.release(key, options)),
-          (released) => ({ released }),
         ),
       inspect: (key) =>
         this.call(
-          'lock',
           node,
           `locks('${ns}').inspect`,
           `${ns}/${key}`,
-          null,
+          lockInspect(),
           g(() => inner.inspect(key)),
-          (info) => (info.holder === null ? null : { owner: info.holder.owner, fence: info.holder.fence }),
         ),
     };
   }
@@ -523,38 +474,32 @@ export class Recorder {
       name: inner.name,
       set: (key, value, options) =>
         this.call(
-          'eventual',
           node,
           `eventual('${ns}').set`,
           key,
-          { value, options: opts(options) },
+          eventual('set', { value, options: opts(options) }, (e: EventualEntry) => ({ version: e.version })),
           g(() => inner.set(key, value, options)),
-          (e) => ({ version: e.version }),
-          {},
           write('set'),
         ),
       delete: (key, options) =>
         this.call(
-          'eventual',
           node,
           `eventual('${ns}').delete`,
           key,
-          null,
+          eventual('delete', null, (existed: boolean) => ({ existed })),
           g(() => inner.delete(key, options)),
-          (existed) => ({ existed }),
-          {},
           write('delete'),
         ),
       increment: (key, by, options) =>
         this.call(
-          'eventual',
           node,
           `eventual('${ns}').increment`,
           key,
-          { by: by ?? 1 },
+          eventual('increment', { by: by ?? 1 }, (e: EventualEntry) => ({
+            value: e.value as HistoryValue,
+            version: e.version,
+          })),
           g(() => inner.increment(key, by, options)),
-          (e) => ({ value: e.value as HistoryValue, version: e.version }),
-          {},
           write('increment'),
         ),
       get: (key, options) => {
@@ -584,18 +529,7 @@ export class Recorder {
   }
 }
 
-/** The model's operation name of an API call. */
-function fName(call: string, model: ModelName | 'eventual'): string {
-  const m = call.slice(call.lastIndexOf('.') + 1);
-  if (model === 'lock' && (m === 'set' || m === 'delete')) return 'write'; // a fenced write
-  switch (m) {
-    case 'lease':
-      return 'acquire';
-    case 'updateState':
-      return 'write';
-    case 'inspect':
-      return 'get';
-    default:
-      return m;
-  }
+/** An eventual call: recorded as a call, in no model's history. */
+function eventual<T>(f: string, input: JsonValue, okValue: (r: T) => HistoryValue): RecordedOperation<T> {
+  return { model: 'eventual', f, input: input as HistoryValue, okValue, observed: {} };
 }

@@ -2,7 +2,8 @@
  * The built-in linearizability models, one file each: `register` and
  * `cas-register` (./register.ts), `kv`, `mutex`, `parley-entry`, and
  * `parley-lease` / `parley-lock` (./parley-fenced.ts). The contract they
- * implement is ../model.ts.
+ * implement is ../model.ts. How Parley's API calls read as operations of the
+ * three parley models: ./parley-operations.ts.
  */
 import type { Model } from '../model.js';
 import { kvModel } from './kv.js';
@@ -15,6 +16,7 @@ export { kvModel } from './kv.js';
 export { mutexModel } from './mutex.js';
 export * from './parley-entry.js';
 export * from './parley-fenced.js';
+export * from './parley-operations.js';
 export { casRegisterModel, registerModel } from './register.js';
 
 /** Every built-in model by name (the names `parley-check --model` accepts). */

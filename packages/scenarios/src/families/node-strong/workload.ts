@@ -6,8 +6,25 @@
  * transfers and a voter removed and re-added mid-workload.
  */
 
-import type { AckedWrite } from '@parley/check';
-import { HistoryRecorder, type HistoryValue } from '@parley/check';
+import {
+  type AckedWrite,
+  entryClaim,
+  entryDelete,
+  entryGet,
+  entrySet,
+  FailedAnswer,
+  HistoryRecorder,
+  leaseAcquire,
+  leaseGet,
+  leaseOwn,
+  lockAcquire,
+  lockInspect,
+  lockRelease,
+  lockRenew,
+  lockWrite,
+  type ParleyModelName,
+  type ParleyOperation,
+} from '@parley/check';
 import { isParleyError, type PeerId } from '@parley/interface';
 import type { Lease } from '@parley/node';
 import type { Simulation } from '@parley/sim';
@@ -24,12 +41,7 @@ const LOCK_KEYS = ['m0', 'm1'];
 /** Errors that leave a call's outcome unknown. */
 const INDETERMINATE = new Set(['timeout', 'unavailable', 'not_leader', 'closed', 'outcome_unknown']);
 
-export type ModelName = 'entry' | 'lease' | 'lock';
-
-/** An answer the model reads as a failure with this code (an absent key from `get`, `delete` of nothing). */
-class Failed {
-  constructor(readonly code: string) {}
-}
+export type ModelName = ParleyModelName;
 
 interface Client {
   readonly name: string;
@@ -89,22 +101,19 @@ export function startNodeStrongWorkload(
   }
 
   /**
-   * One API call of client `c` through `node`, recorded in the `model` history:
-   * ok → okValue; an observed error code → fail; retryable or given up → info.
+   * One API call of client `c`, recorded in its model's history (the operation says how):
+   * ok → the operation's value; an observed error code → fail; retryable or given up → info.
    */
   function record<T>(
-    model: ModelName,
     c: Client,
-    f: string,
     key: string,
-    input: HistoryValue,
+    op: ParleyOperation<NoInfer<T>>,
     run: () => Promise<T>,
-    okValue: (r: T) => HistoryValue | Failed,
-    observed: Record<string, string>,
     after?: (outcome: { ok: true; value: T } | { ok: false; code: string }) => void,
   ): void {
-    const rec = recorders[model];
-    rec.invoke(c.name, f, input, key);
+    const { f, observed } = op;
+    const rec = recorders[op.model];
+    rec.invoke(c.name, f, op.input, key);
     c.busy = true;
     stats.calls++;
     let open = true;
@@ -125,8 +134,8 @@ export function startNodeStrongWorkload(
     run().then(
       (value) =>
         finish(() => {
-          const v = okValue(value);
-          if (v instanceof Failed) rec.fail(c.name, null, { error: v.code });
+          const v = op.okValue(value);
+          if (v instanceof FailedAnswer) rec.fail(c.name, null, { error: v.code });
           else rec.ok(c.name, v);
           after?.({ ok: true, value });
         }),
@@ -163,82 +172,28 @@ export function startNodeStrongWorkload(
     };
     if (kind === 0) {
       record(
-        'entry',
         c,
-        'get',
         key,
-        null,
+        entryGet(),
         () => ns.get(key),
-        (e) => (e === undefined ? new Failed('key_not_found') : { value: e.value as HistoryValue, version: e.version }),
-        {},
         (o) => {
           if (o.ok && o.value) c.versions.set(key, o.value.version);
           else if (o.ok) c.versions.delete(key);
         },
       );
     } else if (kind === 1 || (kind === 2 && known === undefined)) {
-      record(
-        'entry',
-        c,
-        'set',
-        key,
-        { value },
-        () => ns.set(key, value),
-        (r) => ({ version: r.version }),
-        {},
-        ack,
-      );
+      record(c, key, entrySet(value), () => ns.set(key, value), ack);
     } else if (kind === 2 && known !== undefined) {
-      record(
-        'entry',
-        c,
-        'set',
-        key,
-        { value, ifVersion: known },
-        () => ns.set(key, value, { ifVersion: known }),
-        (r) => ({ version: r.version }),
-        { version_mismatch: 'version_mismatch', key_not_found: 'version_mismatch' },
-        ack,
-      );
+      record(c, key, entrySet(value, { ifVersion: known }), () => ns.set(key, value, { ifVersion: known }), ack);
     } else if (kind === 3) {
-      record(
-        'entry',
-        c,
-        'set',
-        key,
-        { value, ifNotExists: true },
-        () => ns.set(key, value, { ifNotExists: true }),
-        (r) => ({ version: r.version }),
-        { key_already_exists: 'key_already_exists' },
-        ack,
-      );
+      record(c, key, entrySet(value, { ifNotExists: true }), () => ns.set(key, value, { ifNotExists: true }), ack);
     } else if (kind === 4) {
       const useVersion = known !== undefined && rng.int(2) === 0;
-      record(
-        'entry',
-        c,
-        'delete',
-        key,
-        useVersion ? { ifVersion: known } : null,
-        () => ns.delete(key, useVersion ? { ifVersion: known } : {}),
-        (existed) => (existed ? { existed: true } : new Failed('key_not_found')),
-        { key_not_found: 'key_not_found', version_mismatch: 'version_mismatch' },
-      );
+      const options = useVersion ? { ifVersion: known } : {};
+      record(c, key, entryDelete(options), () => ns.delete(key, options));
     } else {
       const ck = pick(CLAIM_KEYS);
-      record(
-        'entry',
-        c,
-        'claim',
-        ck,
-        { value },
-        () => ns.claim(ck, value),
-        (r): HistoryValue =>
-          r.won
-            ? { won: true, version: r.version }
-            : { won: false, value: r.value as HistoryValue, version: r.version },
-        {},
-      );
+      record(c, ck, entryClaim(value), () => ns.claim(ck, value));
     }
   }
 
@@ -256,71 +211,30 @@ export function startNodeStrongWorkload(
     if (kind === 0) {
       const ttl = 1 + rng.int(3);
       record(
-        'lease',
         c,
-        'acquire',
         key,
-        { holder },
+        leaseAcquire(holder),
         () => ns.lease(key, { ttl, holder, state: { by: holder } }),
-        (l) => ({ epoch: l.epoch }),
-        { lock_held: 'lock_held' },
         (o) => {
           if (o.ok) c.leases.set(key, { lease: o.value, via: node });
         },
       );
     } else if (kind === 1 && lease) {
-      record(
-        'lease',
-        c,
-        'renew',
-        key,
-        { holder, epoch: lease.epoch },
-        () => lease.renew(1 + rng.int(3)),
-        () => ({}),
-        { lease_lost: 'lease_lost' },
-        lost,
-      );
+      record(c, key, leaseOwn('renew', holder, lease.epoch), () => lease.renew(1 + rng.int(3)), lost);
     } else if (kind === 2 && lease) {
-      record(
-        'lease',
-        c,
-        'write',
-        key,
-        { holder, epoch: lease.epoch },
-        () => lease.updateState({ n: ++valueCounter }),
-        () => ({}),
-        { lease_lost: 'lease_lost' },
-        lost,
-      );
+      record(c, key, leaseOwn('write', holder, lease.epoch), () => lease.updateState({ n: ++valueCounter }), lost);
     } else if (kind === 3 && lease) {
       record(
-        'lease',
         c,
-        'release',
         key,
-        { holder, epoch: lease.epoch },
+        leaseOwn('release', holder, lease.epoch),
         () => lease.release(),
-        () => ({}),
-        { lease_lost: 'lease_lost' },
         (o) => {
           if (o.ok || o.code === 'lease_lost') c.leases.delete(key);
         },
       );
     } else {
-      record(
-        'lease',
-        c,
-        'get',
-        key,
-        null,
-        () => ns.get(key),
-        (e): HistoryValue => {
-          if (e === undefined) return null;
-          const doc = e.value as { holder: string | null; epoch: number };
-          return doc.holder === null ? { holder: null } : { holder: doc.holder, epoch: doc.epoch };
-        },
-        {},
-      );
+      record(c, key, leaseGet(), () => ns.get(key));
     }
   }
 
@@ -336,67 +250,35 @@ export function startNodeStrongWorkload(
     if (kind === 0) {
       const wait = rng.int(4) === 0 ? 1 : 0;
       record(
-        'lock',
         c,
-        'acquire',
         key,
-        { owner },
+        lockAcquire(owner),
         () => locks.acquire(key, { owner, ttl: 1 + rng.int(3), wait }),
-        (g) => ({ fence: g.fence }),
-        { lock_held: 'lock_held' },
         (o) => {
           if (o.ok) c.locks.set(key, o.value.fence);
         },
       );
     } else if (kind === 1 && fence !== undefined) {
-      record(
-        'lock',
-        c,
-        'renew',
-        key,
-        { owner, fence },
-        () => locks.renew(key, { owner, fence, ttl: 1 + rng.int(3) }),
-        () => ({}),
-        // An expired, not re-granted lock renews as lease_lost: the grant is over.
-        { fence_stale: 'fence_stale', lease_lost: 'lease_lost' },
-        forget,
-      );
+      record(c, key, lockRenew(owner, fence), () => locks.renew(key, { owner, fence, ttl: 1 + rng.int(3) }), forget);
     } else if ((kind === 2 || kind === 3) && fence !== undefined) {
       const value = ++valueCounter;
       record(
-        'lock',
         c,
-        'write',
         key,
-        { fence },
+        lockWrite(fence),
         () => node.module.strong('fenced').set(key, value, { fence: { namespace: 'lock', key, fence } }),
-        () => ({}),
-        { fence_stale: 'fence_stale' },
         forget,
       );
     } else if (kind === 4 && fence !== undefined) {
       record(
-        'lock',
         c,
-        'release',
         key,
-        { owner, fence },
+        lockRelease(owner, fence),
         () => locks.release(key, { owner, fence }),
-        (released) => ({ released }),
-        {},
         () => c.locks.delete(key),
       );
     } else {
-      record(
-        'lock',
-        c,
-        'get',
-        key,
-        null,
-        () => locks.inspect(key),
-        (info) => (info.holder === null ? null : { owner: info.holder.owner, fence: info.holder.fence }),
-        {},
-      );
+      record(c, key, lockInspect(), () => locks.inspect(key));
     }
   }
 
