@@ -40,8 +40,16 @@ export const TAG_ERROR = 0x06;
 
 /** Largest frame either side sends or accepts by default: the node's value limit and room for a key and the header. */
 export const DEFAULT_MAX_FRAME_BYTES = 1_048_576 + 64 * 1024;
-/** Longest error message a frame carries. */
+/** Longest error message and code a frame carries (UTF-16 units): longer ones are cut on sending, refused on receipt. */
 const MAX_ERROR_CHARS = 1024;
+const MAX_CODE_CHARS = 64;
+
+/** `text` cut to `max` UTF-16 units, never through a surrogate pair. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}
 
 export type Frame =
   | { tag: typeof TAG_HELLO; replicaId: string; digest: Digest }
@@ -99,9 +107,10 @@ export function encodeAck(seq: number): Uint8Array {
 }
 
 export function encodeError(code: string, message: string): Uint8Array {
-  const text = message.slice(0, MAX_ERROR_CHARS);
-  const w = head(TAG_ERROR, code.length + text.length * 3 + 8);
-  w.string(code);
+  const text = cut(message, MAX_ERROR_CHARS);
+  const name = cut(code, MAX_CODE_CHARS);
+  const w = head(TAG_ERROR, name.length * 3 + text.length * 3 + 8);
+  w.string(name);
   w.string(text);
   return w.finish();
 }
@@ -176,7 +185,9 @@ export function decodeFrame(bytes: Uint8Array, maxBytes: number): Frame {
       }
       case TAG_ERROR: {
         const code = r.string();
+        if (code.length > MAX_CODE_CHARS) throw new DecodeError('error code too long', r.pos);
         const message = r.string();
+        if (message.length > MAX_ERROR_CHARS) throw new DecodeError('error message too long', r.pos);
         r.end();
         return { tag, code, message };
       }

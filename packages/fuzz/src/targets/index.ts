@@ -1,5 +1,6 @@
 /** Every decoder the fuzzer covers, by name. */
 import type { AnyTarget } from '../target.js';
+import { browserTargets } from './browser.js';
 import { coordTargets, cursorTarget } from './coord.js';
 import { crdtTargets } from './crdt.js';
 import { netTargets } from './net.js';
@@ -15,6 +16,7 @@ export const TARGETS: readonly AnyTarget[] = [
   ...netTargets,
   ...storageTargets,
   ...nodeTargets,
+  ...browserTargets,
 ];
 
 /** Targets whose name matches one of the comma-separated patterns (`*` matches any run of characters). */
