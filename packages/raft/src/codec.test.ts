@@ -3,7 +3,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeMessage, encodeMessage } from './codec.js';
 import { decodeConfChange, encodeConfChange } from './confchange.js';
-import { ClientSessions, decodeSessionEnvelope, encodeSessionEnvelope } from './session.js';
 import type { Message } from './types.js';
 
 const SEED = testSeed(4242);
@@ -124,7 +123,7 @@ describe('raft message codec', () => {
   });
 });
 
-describe('conf change and session envelopes', () => {
+describe('conf change envelopes', () => {
   it('round-trips conf changes and rejects garbage', () => {
     for (const type of ['addVoter', 'addLearner', 'removeNode'] as const) {
       expect(decodeConfChange(encodeConfChange({ type, node: 'peer-7' }))).toEqual({ type, node: 'peer-7' });
@@ -135,37 +134,5 @@ describe('conf change and session envelopes', () => {
     expect(() => decodeConfChange(new Uint8Array([1, 1, 0]))).toThrow(
       expect.objectContaining({ code: 'decode_error' }),
     );
-  });
-
-  it('round-trips session envelopes', () => {
-    fc.assert(
-      fc.property(
-        fc.string({ minLength: 1, maxLength: 40 }),
-        fc.integer({ min: 1, max: 2 ** 40 }),
-        bytes,
-        (clientId, seq, payload) => {
-          expect(decodeSessionEnvelope(encodeSessionEnvelope({ clientId, seq, payload }))).toEqual({
-            clientId,
-            seq,
-            payload,
-          });
-        },
-      ),
-      params,
-    );
-  });
-
-  it('client sessions apply a retried command at most once (thesis §6.3)', () => {
-    const s = new ClientSessions<string>(2);
-    expect(s.check('c1', 1)).toEqual({ type: 'apply' });
-    s.record('c1', 1, 10, 'ok-1');
-    expect(s.check('c1', 1)).toEqual({ type: 'duplicate', result: 'ok-1' });
-    expect(s.check('c1', 2)).toEqual({ type: 'apply' });
-    s.record('c1', 2, 11, 'ok-2');
-    expect(s.check('c1', 1)).toEqual({ type: 'stale' });
-    s.record('c2', 1, 12, 'a');
-    s.record('c3', 1, 13, 'b'); // evicts c1 (least recently applied)
-    expect(s.size()).toBe(2);
-    expect(s.check('c1', 3)).toEqual({ type: 'expired' });
   });
 });

@@ -29,12 +29,5 @@ export { ENTRY_OVERHEAD_BYTES, entryBytes } from './log.js';
 export { type ProgressView, RaftProbe } from './probe.js';
 export type { ProposalResult, RaftConfig } from './raft.js';
 export { RawNode } from './rawnode.js';
-export {
-  ClientSessions,
-  decodeSessionEnvelope,
-  encodeSessionEnvelope,
-  type SessionEnvelope,
-  type SessionVerdict,
-} from './session.js';
 export { MemoryRaftStorage } from './storage.js';
 export * from './types.js';

@@ -1,18 +1,14 @@
 /**
- * @parley/raft: messages (codec.ts), conf changes (confchange.ts) and client
- * session envelopes (session.ts).
+ * @parley/raft: messages (codec.ts) and conf changes (confchange.ts).
  */
 import type { RaftEntry, SnapshotMeta } from '@parley/interface';
 import {
   type ConfChange,
   decodeConfChange,
   decodeMessage,
-  decodeSessionEnvelope,
   encodeConfChange,
   encodeMessage,
-  encodeSessionEnvelope,
   type Message,
-  type SessionEnvelope,
 } from '@parley/raft';
 import type { Gen } from '../gen.js';
 import type { Target } from '../target.js';
@@ -125,15 +121,4 @@ export const raftTargets: Target[] = [
     encode: (c: ConfChange) => encodeConfChange(c),
     decode: decodeConfChange,
   } satisfies Target<ConfChange>,
-  {
-    name: 'raft.decodeSessionEnvelope',
-    codes: ['decode_error'],
-    generate: (g: Gen): SessionEnvelope => ({
-      clientId: g.id(g.bool(0.1) ? 256 : 40),
-      seq: g.uintIn(1, Number.MAX_SAFE_INTEGER),
-      payload: g.bool(0.002) ? g.bytes(g.int(1 << 20)) : g.blob(1024),
-    }),
-    encode: (e: SessionEnvelope) => encodeSessionEnvelope(e),
-    decode: decodeSessionEnvelope,
-  } satisfies Target<SessionEnvelope>,
 ];

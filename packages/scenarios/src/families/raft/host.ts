@@ -7,15 +7,9 @@
  * InstallSnapshot.
  */
 import type { ConfState, PeerId, RaftEntry, RaftLogStorage, RaftSnapshot } from '@parley/interface';
-import {
-  ClientSessions,
-  type ConfChange,
-  decodeSessionEnvelope,
-  encodeSessionEnvelope,
-  RaftDriver,
-  type RaftStateMachine,
-} from '@parley/raft';
+import { type ConfChange, RaftDriver, type RaftStateMachine } from '@parley/raft';
 import type { HostContext } from '@parley/sim';
+import { ClientSessions, decodeSessionEnvelope, encodeSessionEnvelope } from './client-sessions.js';
 import type { PersistProbe } from './persist-probe.js';
 
 const ENC = new TextEncoder();

@@ -1,9 +1,12 @@
 import { ByteReader, ByteWriter, DecodeError } from '@parley/interface';
 
 /**
- * Client sessions (§6.3 of the Raft thesis): a client tags each command with
- * its id and a sequence number, so a command retried after a lost reply (or
- * forwarded twice) is applied at most once.
+ * The raft-* value machine's client sessions (§6.3 of the Raft thesis): a
+ * simulated client tags each value with its id and a sequence number, so a
+ * value retried after a lost reply is applied at most once. This is the test
+ * machine's own table, not a part of Parley: the shipped client sessions are
+ * coord's (packages/coord/src/sessions.ts), which the node's strong side and
+ * the coord-* and node-strong-* scenarios run.
  *
  * Envelope layout:
  *
