@@ -197,7 +197,8 @@ export async function createServer(options: ServerOptions): Promise<ParleyServer
   registerOpsRoutes(app, deps);
   if (options.yjs !== false)
     attachYjsDoor(app, { ...options, allowedHosts, onUnexpectedError, registry: metrics.registry }, options.yjs);
-  if (options.sync !== false) attachSyncDoor(app, { ...options, allowedHosts, onUnexpectedError }, options.sync);
+  if (options.sync !== false)
+    attachSyncDoor(app, { ...options, allowedHosts, onUnexpectedError, registry: metrics.registry }, options.sync);
 
   app.addHook('preClose', async () => {
     for (const stream of [...streams]) stream.close();

@@ -166,9 +166,10 @@ describe('the sync door and a browser replica', () => {
     await a.eventual('clock').set('fromNode', 1);
     await until(c, async () => (await ns.get('fromNode'))?.value === 1);
     expect(ns.replica.stats().driftRejections).toBe(0);
-    // Its own writes now come after the node's in the LWW order.
+    // Its own writes carry the node's time (less the WELCOME's transit), not five minutes ago,
+    // and come after the node's write in the LWW order.
     const mine = await ns.set('fromNode', 2);
-    expect(mine.updatedAt).toBeGreaterThanOrEqual(c.time.nowMs());
+    expect(mine.updatedAt).toBeGreaterThan(c.time.nowMs() - 1_000);
     await until(c, async () => (await a.eventual('clock').get('fromNode'))?.value === 2);
   }, 30_000);
 
@@ -208,6 +209,9 @@ describe('the sync door and a browser replica', () => {
     await admitted.set('k', 'v');
     await until(c, () => admitted.syncState === 'synced');
     expect((await a.eventual('notes').get('k'))?.value).toBe('v');
+    const metrics = await (await fetch(`${url}/metrics`, { headers: { authorization: 'Bearer sesame' } })).text();
+    expect(metrics).toMatch(/parley_sync_refusals_total\{reason="unauthorized"\} [1-9]/);
+    expect(metrics).toMatch(/parley_sync_connections [1-9]/);
   }, 30_000);
 
   it('refuses undecodable frames, a session without HELLO, a foreign namespace and oversized frames', async () => {

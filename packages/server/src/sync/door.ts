@@ -20,12 +20,14 @@ import type { Duplex } from 'node:stream';
 import { encodeError } from '@parley/browser/wire';
 import { clientReplication, type ParleyNode } from '@parley/node';
 import type { FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { bearerChecker, rebindingGuard } from '../auth.js';
 import { HttpError } from '../errors.js';
 import { addUpgradeHandler, rejectUpgrade } from '../upgrade.js';
 import { CLOSE, Connection } from '../yjs/connection.js';
 import { bearerHeaderOf, selectSubprotocol } from '../yjs/token.js';
+import { syncMetrics } from './metrics.js';
 import { type ResolvedSyncDoorOptions, resolveSyncDoorOptions, type SyncDoorOptions } from './options.js';
 import { SyncSession } from './session.js';
 
@@ -35,6 +37,8 @@ export interface SyncDoorDeps {
   token?: string;
   allowedHosts?: readonly string[];
   onUnexpectedError(err: unknown, where: string): void;
+  /** The server's Prometheus registry, for the door's series (metrics.ts). */
+  registry?: Registry;
 }
 
 /** A snapshot of the sync door's load and of what it refused. */
@@ -55,6 +59,7 @@ export class SyncDoor {
   private readonly checkToken: ((header: string | undefined) => void) | undefined;
   private readonly checkHost: ((host: string | undefined, origin: string | undefined) => void) | undefined;
   private readonly timer: NodeJS.Timeout;
+  private readonly countMetric: ((reason: string) => void) | undefined;
   private closing = false;
 
   constructor(
@@ -71,6 +76,7 @@ export class SyncDoor {
       clientTracking: false,
       handleProtocols: (offered) => selectSubprotocol(offered),
     });
+    this.countMetric = deps.registry && syncMetrics(deps.registry, () => this.sockets.size);
     this.timer = setInterval(() => this.tick(), Math.max(50, Math.floor(this.options.pingIntervalMs / 10)));
     this.timer.unref();
   }
@@ -160,6 +166,7 @@ export class SyncDoor {
 
   private count(reason: string): void {
     this.counts[reason] = (this.counts[reason] ?? 0) + 1;
+    this.countMetric?.(reason);
   }
 
   /** Closes every connection (1001: clients reconnect to wherever the server comes back). */
