@@ -54,8 +54,9 @@ export class StrongCalls {
     const { deadlineMs, attemptCapMs } = this.deadline(o);
     const c = o.consistency;
     if (c !== undefined && c.level !== 'linearizable') {
-      // A member answers from its own state; a node outside the group asks a member to.
-      if (this.router.isMember()) return unwrap(await this.local.serve(op, c, deadlineMs));
+      // A member answers from its own state; a node outside the group (which has none) asks a member to.
+      const member = this.router.isMember();
+      if (member) return unwrap(await this.local.serve(op, c, deadlineMs));
       const answer = await this.router.send(
         { kind: 'local-read', command: { op }, consistency: c },
         deadlineMs,

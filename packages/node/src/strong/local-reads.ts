@@ -31,7 +31,7 @@ import type { CommandResult, Operation, ReadConsistency } from '@parley/coord';
 import { type Cancel, ClosedError, type PeerId, StalenessExceededError, UnavailableError } from '@parley/interface';
 import type { NodeContext } from '../context.js';
 import type { ResolvedStrongOptions } from './options.js';
-import { MAX_PENDING_READS, refused, type StrongReplica } from './replica.js';
+import { MAX_PENDING_READS, type StrongReplica } from './replica.js';
 
 /** Local clocks may run this much fast or slow (0.1%): ages are stretched by it. */
 export const RATE_MARGIN = 0.001;
@@ -47,8 +47,6 @@ export interface ReadPoint {
 }
 
 export interface LocalReadsSeams {
-  /** This node is a voter or learner of the group (else it has no state to answer from). */
-  member(): boolean;
   /** This member has known no leader for an election timeout (./router.ts): no point can come. */
   knowsNoLeader(): boolean;
   leaderHint(): PeerId | undefined;
@@ -100,11 +98,15 @@ export class LocalReads {
     return now;
   }
 
-  /** Serves `op` from this member's state under `consistency`, or fails (see the module comment). */
+  /**
+   * Serves `op` from this member's state under `consistency`, or fails (see
+   * the module comment). Only a member has a state to answer from: a node
+   * outside the group forwards (./calls.ts), and a member refuses a forwarded
+   * read once it is no longer one (./router.ts).
+   */
   serve(op: Operation, consistency: LocalConsistency, deadlineMs: number): Promise<CommandResult> {
     if (this.closed) return Promise.reject(new ClosedError('strong module'));
     if (this.replica.fatal !== undefined) return Promise.reject(this.replica.fatal);
-    if (!this.seams.member()) return Promise.reject(refused(this.seams.leaderHint()));
     if (consistency.level === 'serializable') {
       this.stats.serializable++;
       return Promise.resolve(this.replica.localQuery(op));

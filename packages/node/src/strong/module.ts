@@ -56,7 +56,6 @@ export async function createStrongModule(
   const replica = new StrongReplica(ctx, resolved, extras.hooks);
   let router: StrongRouter | undefined;
   const localReads = new LocalReads(ctx, replica, resolved, {
-    member: () => router?.isMember() ?? false,
     knowsNoLeader: () => router?.knowsNoLeader() ?? true,
     leaderHint: () => replica.leaderHint(),
   });

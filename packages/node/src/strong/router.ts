@@ -57,7 +57,7 @@ import {
 import type { NodeContext } from '../context.js';
 import type { LocalReads } from './local-reads.js';
 import type { ResolvedStrongOptions } from './options.js';
-import type { Pending, StrongReplica } from './replica.js';
+import { type Pending, refused, type StrongReplica } from './replica.js';
 import {
   type ChangesPage,
   decodeChanges,
@@ -228,6 +228,8 @@ export class StrongRouter {
         return { result: await this.bounded(this.replica.read(req.command.op), req.timeoutMs) };
       case 'local-read': {
         if (!this.local) throw new ClosedError('strong module');
+        // Only a member has a state to answer from.
+        if (!this.isMember()) throw refused(this.replica.leaderHint());
         const deadlineMs = this.ctx.clock.nowMs() + req.timeoutMs;
         return { result: await this.local.serve(req.command.op, req.consistency, deadlineMs) };
       }

@@ -8,6 +8,7 @@ import './crdt/family.js';
 import './node-eventual/family.js';
 import './node-strong/family.js';
 import './node-strong/queue.js';
+import './node-strong/reads.js';
 import './node-strong/sessions.js';
 import './raft/family.js';
 import './raft/figure8.js';

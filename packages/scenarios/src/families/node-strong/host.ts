@@ -5,7 +5,7 @@
  * simulator runs exactly the code a node runs (forwarding, sessions,
  * ReadIndex, group commit, snapshots), not a stand-in.
  */
-import type { ApplyOutput, Command } from '@parley/coord';
+import type { ApplyOutput, Command, CommandResult, Operation } from '@parley/coord';
 import { Emitter, type PeerId } from '@parley/interface';
 import type { NodeContext, NodeEvents, NodeLogger, StrongOptions } from '@parley/node';
 import { createStrongModule, type RaftStrongModule as StrongModule } from '@parley/node/testing';
@@ -19,6 +19,8 @@ export interface NodeStrongHostOptions {
   /** Called for every applied coord command, in log order, on every member. */
   onApply?(host: PeerId, index: number, term: number, command: Command | undefined, output: ApplyOutput): void;
   onRestore?(host: PeerId, index: number): void;
+  /** A serializable or bounded read this member answered from its state, applied through `index`. */
+  onLocalRead?(host: PeerId, op: Operation, index: number, result: CommandResult): void;
 }
 
 export class NodeStrongHost {
@@ -45,6 +47,7 @@ export class NodeStrongHost {
       hooks: {
         onApply: (index, term, command, output) => options.onApply?.(ctx.id, index, term, command, output),
         onRestore: (index) => options.onRestore?.(ctx.id, index),
+        onLocalRead: (op, index, result) => options.onLocalRead?.(ctx.id, op, index, result),
       },
     });
     return new NodeStrongHost(ctx, nodeCtx, module);

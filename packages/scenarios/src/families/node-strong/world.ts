@@ -6,7 +6,14 @@
  */
 
 import type { FenceEvent } from '@parley/check';
-import { type ApplyOutput, type Command, type CoordLimits, canonicalJson } from '@parley/coord';
+import {
+  type ApplyOutput,
+  type Command,
+  type CommandResult,
+  type CoordLimits,
+  canonicalJson,
+  type Operation,
+} from '@parley/coord';
 import type { PeerId } from '@parley/interface';
 import type { NemesisOptions, Simulation } from '@parley/sim';
 import { between } from '@parley/sim';
@@ -73,7 +80,11 @@ export interface NodeStrongWorld {
   readonly stats: { applied: number; snapshotsInstalled: number };
   /** Calls `listener` for each command the first time its index is applied (with its output). */
   onFirstApply(listener: FirstApplyListener): void;
+  /** Calls `listener` for each serializable or bounded read a member answers from its state. */
+  onLocalRead(listener: LocalReadListener): void;
 }
+
+export type LocalReadListener = (host: PeerId, op: Operation, index: number, result: CommandResult) => void;
 
 export type FirstApplyListener = (index: number, command: Command, out: ApplyOutput) => void;
 
@@ -110,6 +121,7 @@ export function bootNodeStrongWorld(
 
   const record = appliedRecorder({ firstApply, fenceEvents, seen, writesAt, versionIndex, deletesAt });
   const listeners: FirstApplyListener[] = [];
+  const readListeners: LocalReadListener[] = [];
   const onFirstApply: FirstApplyListener = (index, command, out) => {
     record(index, command, out);
     for (const l of listeners) l(index, command, out);
@@ -149,6 +161,9 @@ export function bootNodeStrongWorld(
           onRestore: () => {
             if (state.running) stats.snapshotsInstalled++;
           },
+          onLocalRead: (host, op, index, result) => {
+            for (const l of readListeners) l(host, op, index, result);
+          },
         }),
       {
         disk: voters.includes(id) ? config.disk : undefined,
@@ -169,5 +184,6 @@ export function bootNodeStrongWorld(
     agreement,
     stats,
     onFirstApply: (listener) => listeners.push(listener),
+    onLocalRead: (listener) => readListeners.push(listener),
   };
 }
