@@ -8,7 +8,7 @@
  * own: the parent kills it (SIGKILL for a crash) or sends `{type:'close'}`.
  */
 import { InvalidArgumentError, isParleyError } from '@parley/interface';
-import type { Lease } from '../api.js';
+import type { Lease, StrongReadOptions } from '../api.js';
 import { createNode } from '../node.js';
 import type { StrongOptions } from '../strong/options.js';
 
@@ -25,6 +25,15 @@ export type PeerTask =
   | { kind: 'writes'; count: number; namespace: string }
   /** `clients` concurrent CAS loops (read, set ifVersion) for `durationMs`: committed swaps and conflicts. */
   | { kind: 'cas'; clients: number; durationMs: number; namespace: string }
+  /** `clients` concurrent `get` loops over `keys` keys with `options` for `durationMs`: reads done, failures by code. */
+  | {
+      kind: 'reads';
+      clients: number;
+      durationMs: number;
+      namespace: string;
+      keys: number;
+      options: StrongReadOptions;
+    }
   /** Lock acquire + fenced write-free release cycles by one client for `durationMs`. */
   | { kind: 'locks'; durationMs: number; namespace: string }
   /** Writes until one succeeds: the ms from the start to that success. */
@@ -124,6 +133,28 @@ async function main(): Promise<void> {
         const t0 = performance.now();
         await Promise.all(Array.from({ length: task.clients }, (_, c) => client(c)));
         return { swaps, conflicts, seconds: (performance.now() - t0) / 1000 };
+      }
+      case 'reads': {
+        const ns = node.strong(task.namespace);
+        const end = performance.now() + task.durationMs;
+        let reads = 0;
+        const failed: Record<string, number> = {};
+        const client = async (c: number) => {
+          for (let i = c; performance.now() < end; i += task.clients) {
+            // Local reads may resolve without I/O: let timers and the network run now and then.
+            if (i % 64 === c) await new Promise((r) => setImmediate(r));
+            try {
+              await ns.get(`r${i % task.keys}`, task.options);
+              reads++;
+            } catch (err) {
+              const code = isParleyError(err) ? err.code : 'crash';
+              failed[code] = (failed[code] ?? 0) + 1;
+            }
+          }
+        };
+        const t0 = performance.now();
+        await Promise.all(Array.from({ length: task.clients }, (_, c) => client(c)));
+        return { reads, failed, seconds: (performance.now() - t0) / 1000 };
       }
       case 'locks': {
         const locks = node.locks(task.namespace);
