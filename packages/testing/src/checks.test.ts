@@ -4,7 +4,7 @@
  */
 import { entryGet, entrySet } from '@parley/check';
 import { describe, expect, it } from 'vitest';
-import { expectFencing, expectLinearizable, SimulationExpectationError } from './checks.js';
+import { expectBoundedStaleness, expectFencing, expectLinearizable, SimulationExpectationError } from './checks.js';
 import { type RecordedCall, Recorder } from './recorder.js';
 
 function recorder() {
@@ -88,5 +88,51 @@ describe('expectFencing', () => {
     two.fences.push({ kind: 'grant', resource: 'lease:t/x', fence: 3, call: call(0, 'n0', 0, 1), accepted: true });
     two.fences.push({ kind: 'grant', resource: 'lease:t/x', fence: 2, call: call(1, 'n1', 5, 6), accepted: true });
     expect(() => expectFencing(two)).toThrow(/granted fence 2 after fence 3 had been granted/);
+  });
+});
+
+describe('expectBoundedStaleness', () => {
+  async function history(boundMs: number) {
+    const { rec, at } = recorder();
+    const set = (value: number, version: string) =>
+      rec.call(0, "strong('jobs').set", 'jobs/a', entrySet(value), async () => ({ version }));
+    await set(1, 'v1');
+    at(10);
+    await set(2, 'v2');
+    at(200);
+    const consistency = { level: 'bounded' as const, maxStalenessMs: boundMs, maxLagEntries: 0 };
+    await rec.call(
+      1,
+      "strong('jobs').get",
+      'jobs/a',
+      {
+        model: 'strong-read',
+        f: 'get',
+        input: { maxStalenessMs: boundMs },
+        okValue: (r: { value: number; version: string }) => r,
+        observed: {},
+      },
+      async () => ({ value: 1, version: 'v1' }),
+      (call) => rec.strongReads.push({ key: 'jobs/a', consistency, call }),
+    );
+    return rec;
+  }
+
+  it('reports a bounded read that missed a write acknowledged more than its bound before', async () => {
+    const rec = await history(100);
+    expect(() => expectLinearizable(rec)).not.toThrow(); // kept out of the linearizability history
+    let err: unknown;
+    try {
+      expectBoundedStaleness(rec);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(SimulationExpectationError);
+    expect((err as Error).message).toContain('promised maxStalenessMs 100 missed a write acknowledged 190 ms before');
+    expect((err as Error).message).toContain(`n0 strong('jobs').set("jobs/a", {"value":2})`);
+  });
+
+  it('passes the same read under a wider bound', async () => {
+    expect(expectBoundedStaleness(await history(500))).toEqual({ reads: 1 });
   });
 });

@@ -3,8 +3,9 @@
  * client (node), which call, which key, which values.
  */
 
-import type { Model } from '@parley/check';
+import type { Model, SessionOp } from '@parley/check';
 import {
+  checkBoundedStaleness,
   checkLinearizability,
   describeOperation,
   parleyEntryModel,
@@ -213,4 +214,77 @@ export function compareVersions(a: string, b: string): number {
   const [aw, al, an] = parse(a);
   const [bw, bl, bn] = parse(b);
   return aw !== bw ? aw - bw : al !== bl ? al - bl : an < bn ? -1 : an > bn ? 1 : 0;
+}
+
+/**
+ * Strong reads asked with `maxStalenessMs` (and no `maxLagEntries`), with
+ * `checkBoundedStaleness`: none missed a write acknowledged more than its
+ * bound before it was called. Versions of one key are ordered by real time
+ * only (a write called after another was acknowledged is newer; overlapping
+ * writes are not compared), so a report is never a false alarm. Reads of a
+ * version the history cannot place (its write's outcome unknown) are left out.
+ */
+export function expectBoundedStaleness(rec: Recorder): { reads: number } {
+  const writes = new Map<string, { call: RecordedCall; key: string }>();
+  const ops: SessionOp<string>[] = [];
+  for (const c of rec.calls) {
+    if (c.model !== 'entry' || !c.call.endsWith('.set') || c.outcome !== 'ok' || c.endMs === undefined) continue;
+    const version = (c.output as { version?: unknown } | undefined)?.version;
+    if (typeof version !== 'string') continue;
+    writes.set(version, { call: c, key: c.key });
+    ops.push({
+      kind: 'write',
+      session: c.client,
+      key: c.key,
+      id: version,
+      outcome: 'ok',
+      version,
+      invokeMs: c.startMs,
+      completeMs: c.endMs,
+    });
+  }
+  const bounds = new Map<SessionOp<string>, { bound: number; read: RecordedCall }>();
+  for (const r of rec.strongReads) {
+    const c = r.call;
+    if (r.consistency.level !== 'bounded' || r.consistency.maxLagEntries > 0 || c.outcome !== 'ok') continue;
+    const version = (c.output as { version?: unknown } | null | undefined)?.version;
+    if (typeof version === 'string' && !writes.has(version)) continue;
+    const op: SessionOp<string> = {
+      kind: 'read',
+      session: c.client,
+      key: r.key,
+      saw: typeof version === 'string' ? version : null,
+      ...(typeof version === 'string' ? { version } : {}),
+      outcome: 'ok',
+      invokeMs: c.startMs,
+      ...(c.endMs === undefined ? {} : { completeMs: c.endMs }),
+    };
+    bounds.set(op, { bound: r.consistency.maxStalenessMs, read: c });
+    ops.push(op);
+  }
+  // a < b when a's write was acknowledged before b's began; overlapping writes are not ordered.
+  const compare = (a: string, b: string) => {
+    const wa = writes.get(a)?.call;
+    const wb = writes.get(b)?.call;
+    if (!wa || !wb || a === b) return 0;
+    if ((wa.endMs ?? Infinity) < wb.startMs) return -1;
+    if ((wb.endMs ?? Infinity) < wa.startMs) return 1;
+    return 0;
+  };
+  const r = checkBoundedStaleness(ops, { compare, boundOf: (op) => bounds.get(op)?.bound });
+  const first = r.violations[0];
+  if (first) {
+    const read = bounds.get(ops[first.op] as SessionOp<string>)?.read;
+    const missed = writes.get(first.missed)?.call;
+    const calls = [missed, read].filter((c): c is RecordedCall => c !== undefined);
+    throw new SimulationExpectationError(
+      'bounded-staleness',
+      [
+        `stale read: a read of ${JSON.stringify(first.key)} promised maxStalenessMs ${first.boundMs} missed a write acknowledged ${first.staleByMs} ms before it was called.`,
+        ...calls.map((c) => `  ${describeCall(c)}`),
+      ].join('\n'),
+      calls,
+    );
+  }
+  return { reads: bounds.size };
 }

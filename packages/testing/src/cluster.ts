@@ -15,7 +15,7 @@ import {
   PARTITION_KINDS,
   type Simulation,
 } from '@parley/sim';
-import { expectConverged, expectFencing, expectLinearizable } from './checks.js';
+import { expectBoundedStaleness, expectConverged, expectFencing, expectLinearizable } from './checks.js';
 import { type Duration, toMs } from './duration.js';
 import { Recorder } from './recorder.js';
 
@@ -313,6 +313,16 @@ export class SimCluster {
   /** Fences and lease epochs only grow, and no write with a stale fence was accepted. */
   expectFencing(): void {
     expectFencing(this.recorder);
+  }
+
+  /**
+   * Strong reads asked with `maxStalenessMs` missed no write acknowledged
+   * more than their bound before they were called (docs/guarantees.md,
+   * "Strong reads"). Serializable and bounded reads are kept out of
+   * `expectLinearizable`.
+   */
+  expectBoundedStaleness(): { reads: number } {
+    return expectBoundedStaleness(this.recorder);
   }
 
   /** Every live node that opened eventual namespace `ns` holds the same entries, and no acknowledged write was lost. */

@@ -27,6 +27,7 @@ import {
   type ParleyModelName,
   type ParleyOperation,
 } from '@parley/check';
+import { type ReadConsistency, readConsistency } from '@parley/coord';
 import { isParleyError, UnavailableError } from '@parley/interface';
 import type {
   EventualEntry,
@@ -36,6 +37,7 @@ import type {
   Lease,
   Locks,
   ParleyNode,
+  StrongEntry,
   StrongNamespace,
   StrongWriteOptions,
 } from '@parley/node';
@@ -43,8 +45,20 @@ import { strongDoc } from '@parley/node/backend';
 
 export type ModelName = ParleyModelName;
 
-/** A call as the recorder records it: a model operation, or an eventual write (in no model's history). */
-type RecordedOperation<T> = ParleyOperation<T> | (Omit<ParleyOperation<T>, 'model'> & { readonly model: 'eventual' });
+/**
+ * A call as the recorder records it: a model operation, or one in no model's history (an eventual
+ * write, a serializable or bounded strong read).
+ */
+type RecordedOperation<T> =
+  | ParleyOperation<T>
+  | (Omit<ParleyOperation<T>, 'model'> & { readonly model: 'eventual' | 'strong-read' });
+
+/** A strong `get` asked serializable or bounded: not in the linearizability history (`expectBoundedStaleness`). */
+export interface StrongReadRecord {
+  readonly key: string;
+  readonly consistency: ReadConsistency;
+  readonly call: RecordedCall;
+}
 
 /** One call as the user made it, for explanations and the timeline. */
 export interface RecordedCall {
@@ -52,7 +66,7 @@ export interface RecordedCall {
   /** `n<node>` or `n<node>#<k>` when that node had k other calls of the model in flight. */
   readonly client: string;
   readonly node: number;
-  readonly model: ModelName | 'eventual';
+  readonly model: ModelName | 'eventual' | 'strong-read';
   /** The API method, e.g. `strong('jobs').set`. */
   readonly call: string;
   readonly key: string;
@@ -90,6 +104,7 @@ export class Recorder {
   readonly calls: RecordedCall[] = [];
   readonly fences: FenceObservation[] = [];
   readonly eventualWrites: EventualWriteRecord[] = [];
+  readonly strongReads: StrongReadRecord[] = [];
   /** Keys the entry model cannot judge: leases, fenced writes, TTLs (`ns/key`). */
   readonly unmodelled = new Set<string>();
   readonly leaseKeys = new Set<string>();
@@ -139,7 +154,7 @@ export class Recorder {
       error: undefined,
     };
     this.calls.push(rec);
-    const history = model === 'eventual' ? undefined : this.histories[model];
+    const history = model === 'eventual' || model === 'strong-read' ? undefined : this.histories[model];
     const process = `${model}:${client}`;
     history?.invoke(process, op.f, op.input, key);
     const settle = (outcome: 'ok' | 'fail' | 'info', output: JsonValue | undefined, error: string | undefined) => {
@@ -254,15 +269,34 @@ export class Recorder {
           g(() => inner.set(key, value, options)),
         );
       },
-      get(key) {
+      get(key, options = {}) {
         const k = `${ns}/${key}`;
+        const consistency = readConsistency(options);
+        if (consistency.level !== 'linearizable') {
+          // Not linearizable by design: kept out of the model's history, checked by expectBoundedStaleness.
+          const read: RecordedOperation<StrongEntry | undefined> = {
+            model: 'strong-read',
+            f: 'get',
+            input: { ...options } as HistoryValue,
+            okValue: (e) => (e === undefined ? null : { value: e.value as HistoryValue, version: e.version }),
+            observed: {},
+          };
+          return rec.call(
+            node,
+            `strong('${ns}').get`,
+            k,
+            read,
+            g(() => inner.get(key, options)),
+            (r) => rec.strongReads.push({ key: k, consistency, call: r }),
+          );
+        }
         if (rec.leaseKeys.has(k)) {
           return rec.call(
             node,
             `strong('${ns}').get`,
             k,
             leaseGet(),
-            g(() => inner.get(key)),
+            g(() => inner.get(key, options)),
           );
         }
         return rec.call(
@@ -270,7 +304,7 @@ export class Recorder {
           `strong('${ns}').get`,
           k,
           entryGet(),
-          g(() => inner.get(key)),
+          g(() => inner.get(key, options)),
         );
       },
       delete(key, options = {}) {

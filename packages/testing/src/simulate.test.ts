@@ -36,6 +36,25 @@ describe('simulate', () => {
     expect(result.history).toContain(`strong('jobs').set`);
   });
 
+  it('passes read options through; bounded and serializable reads are checked apart from linearizability', async () => {
+    await simulate({ nodes: 3, voters: 3, seed: 11 }, async (cluster) => {
+      let done = false;
+      void (async () => {
+        for (let i = 0; i < 10; i++) {
+          await cluster.nodes[0]?.strong('jobs').set('a', i);
+          expect((await cluster.nodes[1]?.strong('jobs').get('a', { maxStalenessMs: 0 }))?.value).toBe(i);
+          await cluster.nodes[2]?.strong('jobs').get('a', { consistency: 'serializable' });
+          await cluster.nodes[2]?.strong('jobs').get('a', { maxStalenessMs: 200 });
+        }
+        done = true;
+      })();
+      await cluster.runUntil(() => done, '30s');
+      expect(done).toBe(true);
+      cluster.expectLinearizable();
+      expect(cluster.expectBoundedStaleness().reads).toBe(20);
+    });
+  });
+
   it('restores the real timers when the test throws, and drops the user timers', async () => {
     const realSetTimeout = globalThis.setTimeout;
     let late = false;
