@@ -54,7 +54,8 @@ describe('strong reads beside linearizable', () => {
     const { g, leader } = await three();
     const outsider = await g.start('client');
     await leader.module.strong('r').set('k', 'x');
-    await until(() => VOTERS.every((v) => g.member(v).module.replica.appliedThrough >= 1));
+    const through = leader.module.replica.appliedThrough;
+    await until(() => VOTERS.every((v) => g.member(v).module.replica.appliedThrough >= through));
     expect((await outsider.module.strong('r').get('k', { consistency: 'serializable' }))?.value).toBe('x');
     const served = VOTERS.reduce((n, v) => n + g.member(v).module.localReads.stats.serializable, 0);
     expect(served).toBe(1);
