@@ -11,7 +11,8 @@ afterEach(async () => {
 });
 
 async function three() {
-  group = new MemoryGroup(VOTERS, FAST);
+  // Elections of 300–600 ms: a loaded machine does not move the leader under the test.
+  group = new MemoryGroup(VOTERS, { ...FAST, electionTimeoutTicks: 30 });
   for (const id of VOTERS) await group.start(id);
   const leader = await group.waitForLeader();
   const followers = VOTERS.filter((v) => v !== leader.id).map((v) => group?.member(v) as TestMember);
