@@ -14,7 +14,7 @@ import { compileGlob, globMatch } from './glob.js';
 import type { JsonValue } from './json.js';
 import { listPage, planList } from './list-page.js';
 import { checkFence } from './locks.js';
-import { lockName, type Machine, type StoredEntry } from './machine.js';
+import { lockName, type Machine, type StoredEntry } from './machine-state.js';
 import type { Entry, EntryKind, Operation, OpResult } from './types.js';
 import {
   checkIntInRange,

@@ -1,6 +1,6 @@
 /** The leader-proposed expire command: collects what fell due, in a replica-independent order. */
 import { normalizedSlot } from './locks.js';
-import type { LockSlot, Machine } from './machine.js';
+import type { LockSlot, Machine } from './machine-state.js';
 import { dropSession } from './sessions.js';
 import type { OpResult } from './types.js';
 

@@ -12,7 +12,7 @@ import {
 } from '@parley/interface';
 import { ensureRoom, liveEntry, put } from './entries.js';
 import type { JsonValue } from './json.js';
-import { jsonBytes, lockName, type Machine, type StoredEntry } from './machine.js';
+import { jsonBytes, lockName, type Machine, type StoredEntry } from './machine-state.js';
 import type { LeaseDocument, LeaseView, Operation, OpResult } from './types.js';
 import {
   checkId,

@@ -11,7 +11,7 @@ import {
   LockLostError,
   NamespaceFullError,
 } from '@parley/interface';
-import { fail, type LockHolder, type LockSlot, type LockWaiter, lockName, type Machine, ok } from './machine.js';
+import { fail, type LockHolder, type LockSlot, type LockWaiter, lockName, type Machine, ok } from './machine-state.js';
 import { deliver } from './sessions.js';
 import type { FenceRef, LockGrant, LockInfo, Operation, OpResult } from './types.js';
 import { checkFenceToken, checkId, checkIntInRange, checkKey, checkNamespace, checkValue } from './validate.js';

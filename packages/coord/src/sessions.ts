@@ -3,7 +3,7 @@
  * the bounded table of remembered results, and late deliveries of queued
  * lock acquires.
  */
-import { type CachedResult, jsonBytes, type Machine, type Session } from './machine.js';
+import { type CachedResult, jsonBytes, type Machine, type Session } from './machine-state.js';
 import type { CommandResult, OpResult } from './types.js';
 
 export function registerSession(s: Machine): OpResult {

@@ -6,7 +6,7 @@
  */
 export { type CursorPosition, decodeCursor, encodeCursor } from './cursor.js';
 export { base64UrlDecode, base64UrlEncode, canonicalJson, deepFreeze, type JsonValue, MAX_JSON_DEPTH } from './json.js';
-export { jsonBytes, lockName } from './machine.js';
+export { jsonBytes, lockName } from './machine-state.js';
 export {
   checkFenceToken,
   checkId,

@@ -11,7 +11,7 @@ import {
   type Machine,
   type Session,
   type StoredEntry,
-} from './machine.js';
+} from './machine-state.js';
 import type { CommandResult } from './types.js';
 
 /** The whole state as canonical bytes: identical on every replica at the same applied index. */

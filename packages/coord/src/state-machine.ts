@@ -7,7 +7,7 @@
  * This file holds the public class and the dispatch: time, log positions and
  * exactly-once sessions around each command. The operations live by concern
  * in entries.ts, leases.ts, locks.ts, sessions.ts, expiry.ts and snapshot.ts,
- * as functions over the Machine (machine.ts) that holds the state.
+ * as functions over the Machine (machine-state.ts) that holds the state.
  */
 import { type DecodeError, InvalidArgumentError, ParleyError } from '@parley/interface';
 import { decodeCommand } from './codec.js';
@@ -15,7 +15,7 @@ import { claim, deleteEntry, deleteNamespace, readGet, readList, setEntry } from
 import { expire } from './expiry.js';
 import { cooperativeWrite, leaseAcquire, leaseRelease, leaseRenew, leaseWrite, readAttach } from './leases.js';
 import { findSlot, lockAcquire, lockInfo, lockRelease, lockRenew, normalizedSlot, readLockList } from './locks.js';
-import { errorPayload, fail, MAX_TIME_MS, Machine, ok, type Session } from './machine.js';
+import { errorPayload, fail, MAX_TIME_MS, Machine, ok, type Session } from './machine-state.js';
 import { ackSession, registerSession, remember, touchSession } from './sessions.js';
 import { restoreInto, snapshotBytes } from './snapshot.js';
 import {
@@ -32,8 +32,8 @@ import {
 } from './types.js';
 import { checkIntInRange, checkKey, checkNamespace } from './validate.js';
 
-export type { CachedResult, LockHolder, LockSlot, LockWaiter, Session, StoredEntry } from './machine.js';
-export { MAX_TIME_MS } from './machine.js';
+export type { CachedResult, LockHolder, LockSlot, LockWaiter, Session, StoredEntry } from './machine-state.js';
+export { MAX_TIME_MS } from './machine-state.js';
 
 /**
  * @example

@@ -18,7 +18,7 @@ import { applyToMembers, bootstrapEntries, describeProgress, validateConfChange 
 import { Progress } from './progress.js';
 import { ReadOnlyQueue } from './readonly.js';
 import { Replicator } from './replication.js';
-import { SnapshotAssembler } from './snapshotin.js';
+import { SnapshotAssembler } from './snapshot-assembler.js';
 import {
   type AppMessage,
   type AppRespMessage,

@@ -1,6 +1,6 @@
 /**
- * Seed 000 replayed against `parley serve` on a backend: every example of the
- * page (`parley` for `snug`, PARLEY_API_TOKEN for SNUG_API_TOKEN), over real
+ * The HTTP API and CLI contract, example by example, against `parley serve` on
+ * a backend: every example of the requirements page it comes from (seed 000) (`parley` for `snug`, PARLEY_API_TOKEN for SNUG_API_TOKEN), over real
  * HTTP and through the real `parley` binary, then the lock lifecycle
  * (blocking wait, fencing, TTL auto-release when the holder dies).
  */
@@ -10,8 +10,8 @@ import { api, eventually, ISO_MICROS, parley, type Served, serveParley } from '.
 
 const TOKEN = 'seed-000-token';
 
-/** Registers the seed-000 examples against `parley serve` over `backend`. */
-export function seed000Suite(backend: () => BackendUnderTest): void {
+/** Registers the API examples against `parley serve` over `backend`. */
+export function apiExamplesSuite(backend: () => BackendUnderTest): void {
   let p: Served;
   let env: Record<string, string>;
   const cli = (...args: string[]) => parley(args, env);
