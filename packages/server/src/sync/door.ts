@@ -3,7 +3,7 @@
  * replica (a browser tab running @parley/browser) syncing one eventual
  * namespace through this node (docs/browser.md).
  *
- * Admission, in order (the y-websocket door's rules):
+ * Admission, in order (2–4 are the WebSocket doors' one rule, ws-admission.ts):
  * 1. The path: `<path>/{namespace}` (percent-decoded). Anything else under
  *    no path of ours: 404 before the upgrade.
  * 2. The HTTP server's Host/Origin rules (a server without a token answers
@@ -22,11 +22,10 @@ import { clientReplication, type ParleyNode } from '@parley/node';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { bearerChecker, rebindingGuard } from '../auth.js';
-import { HttpError } from '../errors.js';
-import { addUpgradeHandler, rejectUpgrade } from '../upgrade.js';
+import { addUpgradeHandler } from '../upgrade.js';
+import { WsAdmission } from '../ws-admission.js';
 import { CLOSE, Connection } from '../yjs/connection.js';
-import { bearerHeaderOf, selectSubprotocol } from '../yjs/token.js';
+import { selectSubprotocol } from '../yjs/token.js';
 import { syncMetrics } from './metrics.js';
 import { type ResolvedSyncDoorOptions, resolveSyncDoorOptions, type SyncDoorOptions } from './options.js';
 import { SyncSession } from './session.js';
@@ -56,8 +55,7 @@ export class SyncDoor {
   private readonly wss: WebSocketServer;
   private readonly sockets = new Map<WebSocket, Connection>();
   private readonly counts: Record<string, number> = {};
-  private readonly checkToken: ((header: string | undefined) => void) | undefined;
-  private readonly checkHost: ((host: string | undefined, origin: string | undefined) => void) | undefined;
+  private readonly admission: WsAdmission;
   private readonly timer: NodeJS.Timeout;
   private readonly countMetric: ((reason: string) => void) | undefined;
   private closing = false;
@@ -67,8 +65,14 @@ export class SyncDoor {
     options: SyncDoorOptions = {},
   ) {
     this.options = resolveSyncDoorOptions(options);
-    this.checkToken = deps.token === undefined ? undefined : bearerChecker(deps.token);
-    this.checkHost = deps.token === undefined ? rebindingGuard(deps.allowedHosts ?? []) : undefined;
+    this.admission = new WsAdmission({
+      path: this.options.path,
+      token: deps.token,
+      allowedHosts: deps.allowedHosts,
+      maxConnections: this.options.maxConnections,
+      kind: 'sync',
+      count: (reason) => this.count(reason),
+    });
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: this.options.maxFrameBytes,
@@ -86,25 +90,10 @@ export class SyncDoor {
   }
 
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean {
-    const url = request.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-    const prefix = `${this.options.path}/`;
-    if (!path.startsWith(prefix)) return false;
-    try {
-      if (this.closing) throw new HttpError('closed', 'the server is shutting down');
-      this.checkHost?.(request.headers.host, request.headers.origin);
-      if (this.sockets.size >= this.options.maxConnections) {
-        this.count('too_many_connections');
-        throw new HttpError('unavailable', `this node already holds ${this.options.maxConnections} sync connections`);
-      }
-    } catch (err) {
-      rejectUpgrade(socket, err);
-      return true;
-    }
-    const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
-    this.wss.handleUpgrade(request, socket, head, (ws) => this.admit(ws, request, path.slice(prefix.length), query));
-    return true;
+    const load = { connections: this.sockets.size, closing: this.closing };
+    return this.admission.upgrade(request, socket, head, load, this.wss, (ws, { rest, query }) =>
+      this.admit(ws, request, rest, query),
+    );
   }
 
   private admit(ws: WebSocket, request: IncomingMessage, rest: string, query: URLSearchParams): void {
@@ -121,14 +110,10 @@ export class SyncDoor {
       conn.send(encodeError(code, message), Date.now());
       conn.close(closeCode, message);
     };
-    if (this.checkToken) {
-      try {
-        this.checkToken(bearerHeaderOf(request, query));
-      } catch (err) {
-        this.count('unauthorized');
-        refuse('unauthorized', CLOSE.unauthorized, (err as Error).message);
-        return;
-      }
+    const refused = this.admission.tokenRefusal(request, query);
+    if (refused !== undefined) {
+      refuse('unauthorized', CLOSE.unauthorized, refused);
+      return;
     }
     let port: ReturnType<typeof clientReplication>;
     try {

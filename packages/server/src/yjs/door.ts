@@ -2,7 +2,7 @@
  * The y-websocket door: WebSocket upgrades of `<path>/<room>` on the HTTP
  * server, each a stock `WebsocketProvider` syncing one room (see docs/yjs.md).
  *
- * Admission, in order:
+ * Admission, in order (2–4 are the WebSocket doors' one rule, ws-admission.ts):
  * 1. The path: `<path>/{namespace}/{key}` (each part percent-decoded; the key
  *    may hold more '/'), or `<path>/{key}` for `defaultNamespace`. Anything
  *    else under no path of ours: 404 before the upgrade.
@@ -25,15 +25,14 @@ import type { ParleyNode } from '@parley/node';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { bearerChecker, rebindingGuard } from '../auth.js';
-import { HttpError } from '../errors.js';
-import { addUpgradeHandler, rejectUpgrade } from '../upgrade.js';
+import { addUpgradeHandler } from '../upgrade.js';
+import { WsAdmission } from '../ws-admission.js';
 import { CLOSE, Connection } from './connection.js';
 import { doorMetrics } from './metrics.js';
 import { type ResolvedYjsDoorOptions, resolveYjsDoorOptions, type YjsDoorOptions } from './options.js';
 import { encodePermissionDenied, KEEPALIVE_MESSAGE } from './protocol.js';
 import { Room, type RoomContext } from './room.js';
-import { bearerHeaderOf, SUBPROTOCOL, selectSubprotocol } from './token.js';
+import { SUBPROTOCOL, selectSubprotocol } from './token.js';
 
 /** What the door needs from the server that hosts it. */
 export interface YjsDoorDeps {
@@ -66,8 +65,7 @@ export class YjsDoor {
   private readonly rooms = new Map<string, Room>();
   private readonly sockets = new Set<WebSocket>();
   private readonly counts: Record<string, number> = {};
-  private readonly checkToken: ((header: string | undefined) => void) | undefined;
-  private readonly checkHost: ((host: string | undefined, origin: string | undefined) => void) | undefined;
+  private readonly admission: WsAdmission;
   private readonly timer: NodeJS.Timeout;
   private readonly ctx: RoomContext;
   private readonly countMetric: ((reason: string) => void) | undefined;
@@ -79,8 +77,14 @@ export class YjsDoor {
   ) {
     this.options = resolveYjsDoorOptions(options);
     // The HTTP server's rules: a token, or else only loopback (or allowed) Host and Origin values.
-    this.checkToken = deps.token === undefined ? undefined : bearerChecker(deps.token);
-    this.checkHost = deps.token === undefined ? rebindingGuard(deps.allowedHosts ?? []) : undefined;
+    this.admission = new WsAdmission({
+      path: this.options.path,
+      token: deps.token,
+      allowedHosts: deps.allowedHosts,
+      maxConnections: this.options.maxConnections,
+      kind: 'y-websocket',
+      count: (reason) => this.count(reason),
+    });
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: this.options.maxMessageBytes,
@@ -119,28 +123,10 @@ export class YjsDoor {
 
   /** Takes an upgrade request if its path is the door's; returns false otherwise. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean {
-    const url = request.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-    const prefix = `${this.options.path}/`;
-    if (!path.startsWith(prefix)) return false;
-    try {
-      if (this.closing) throw new HttpError('closed', 'the server is shutting down');
-      this.checkHost?.(request.headers.host, request.headers.origin);
-      if (this.sockets.size >= this.options.maxConnections) {
-        this.count('too_many_connections');
-        throw new HttpError(
-          'unavailable',
-          `this node already holds ${this.options.maxConnections} y-websocket connections`,
-        );
-      }
-    } catch (err) {
-      rejectUpgrade(socket, err);
-      return true;
-    }
-    const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
-    this.wss.handleUpgrade(request, socket, head, (ws) => this.admit(ws, request, path.slice(prefix.length), query));
-    return true;
+    const load = { connections: this.sockets.size, closing: this.closing };
+    return this.admission.upgrade(request, socket, head, load, this.wss, (ws, { rest, query }) =>
+      this.admit(ws, request, rest, query),
+    );
   }
 
   private admit(ws: WebSocket, request: IncomingMessage, roomPath: string, query: URLSearchParams): void {
@@ -153,16 +139,12 @@ export class YjsDoor {
       conn.closed = true;
       if (joined) this.leave(joined, conn);
     });
-    if (this.checkToken) {
-      try {
-        this.checkToken(bearerHeaderOf(request, query));
-      } catch (err) {
-        this.count('unauthorized');
-        const reason = `${(err as Error).message}; a browser passes it as ?token=… or the subprotocol ${SUBPROTOCOL}.bearer.<base64url>`;
-        conn.send(encodePermissionDenied(reason), Date.now());
-        conn.close(CLOSE.unauthorized, 'unauthorized');
-        return;
-      }
+    const refused = this.admission.tokenRefusal(request, query);
+    if (refused !== undefined) {
+      const reason = `${refused}; a browser passes it as ?token=… or the subprotocol ${SUBPROTOCOL}.bearer.<base64url>`;
+      conn.send(encodePermissionDenied(reason), Date.now());
+      conn.close(CLOSE.unauthorized, 'unauthorized');
+      return;
     }
     const room = this.roomFor(conn, roomPath);
     if (!room) return;
