@@ -1,57 +1,25 @@
-/** The shapes a browser node hands out: those of a node's eventual API (`@parley/node`'s api.ts). */
-import type { JsonValue } from '@parley/interface';
+/**
+ * The shapes a browser node hands out. Entries, pages and changes are a node's
+ * (`@parley/interface`'s api-shapes.ts, which `@parley/node` hands out too);
+ * what is the tab's own is here.
+ */
+export type {
+  EventualChange,
+  EventualEntry,
+  EventualSetResult,
+  JsonValue,
+  ListPage,
+  ListQuery,
+  Unsubscribe,
+  WatchOptions,
+  WriteOperation,
+} from '@parley/interface';
 
-export type { JsonValue };
-
-export interface EventualEntry {
-  namespace: string;
-  key: string;
-  /** The value as this replica holds it, deeply frozen (copy it to change it). */
-  value: JsonValue;
-  version: string;
-  ttlSeconds: number;
-  createdAt: number;
-  updatedAt: number;
-  expiresAt: number;
-}
-
-export type WriteOperation = 'created' | 'updated';
-export type EventualSetResult = EventualEntry & { operation: WriteOperation };
-
+/** A tab's writes have no consistency levels: a write is this tab's, and reaches the node when it syncs. */
 export interface EventualWriteOptions {
   /** Seconds, 1 .. 30 days; default 3600. */
   ttl?: number;
 }
-
-export interface EventualChange {
-  namespace: string;
-  key: string;
-  type: 'set' | 'delete' | 'expire';
-  entry?: EventualEntry;
-  /** 'local' for this tab's writes, else the id of the node the change came through. */
-  origin: string;
-}
-
-export interface WatchOptions {
-  prefix?: string;
-}
-
-export interface ListQuery {
-  q?: string;
-  prefix?: string;
-  filter?: string;
-  sortBy?: 'key' | 'created_at' | 'updated_at';
-  sortOrder?: 'asc' | 'desc';
-  limit?: number;
-  cursor?: string;
-}
-
-export interface ListPage<E> {
-  items: E[];
-  nextCursor: string | null;
-}
-
-export type Unsubscribe = () => void;
 
 /**
  * Where a namespace's sync with the node stands: `offline` (no connection; writes are

@@ -9,6 +9,7 @@
  * try { ... } catch (err) { if (isParleyError(err, 'version_mismatch')) retry(); }
  * ```
  */
+export * from './api-shapes.js';
 export * from './bytes.js';
 export * from './errors.js';
 export * from './events.js';

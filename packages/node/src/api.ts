@@ -16,52 +16,31 @@ import type {
   LockInfo,
   StrongChange,
 } from '@parley/coord';
-import type { ParleyError, PeerId, TypedEvents, Unsubscribe } from '@parley/interface';
+import type {
+  EventualChange,
+  EventualEntry,
+  EventualSetResult,
+  ListPage,
+  ListQuery,
+  ParleyError,
+  PeerId,
+  TypedEvents,
+  Unsubscribe,
+  WatchOptions,
+  WriteOperation,
+} from '@parley/interface';
 import type { NodeEvents } from './context.js';
 import type { QueueOptions, StrongQueue } from './queue-api.js';
 
 export type { JsonValue } from '@parley/coord';
 
-/** Listing grammar shared by strong and eventual namespaces (coord's parser). */
-export interface ListQuery {
-  /** Case-insensitive substring match on the key. */
-  q?: string;
-  /** Only keys that start with this (case-sensitive, as a watch's `prefix`); combines with `q`. */
-  prefix?: string;
-  /** Filter expression (coord's grammar, e.g. `value.status == "open"`). */
-  filter?: string;
-  sortBy?: 'key' | 'created_at' | 'updated_at';
-  sortOrder?: 'asc' | 'desc';
-  /** Page size; default 100, at most 1000. */
-  limit?: number;
-  /** From a previous page's `nextCursor`. */
-  cursor?: string;
-}
-
-export interface ListPage<E> {
-  items: E[];
-  /** Null on the last page. */
-  nextCursor: string | null;
-}
+export type { ListPage, ListQuery } from '@parley/interface';
 
 // ---------------------------------------------------------------- eventual
 
 export type Consistency = 'local' | 'majority';
 
-export interface EventualEntry {
-  namespace: string;
-  key: string;
-  /**
-   * The value as this node holds it, deeply frozen (read-only: assigning into
-   * it throws in strict code). Copy it (`structuredClone`) to change it locally.
-   */
-  value: JsonValue;
-  version: string;
-  ttlSeconds: number;
-  createdAt: number;
-  updatedAt: number;
-  expiresAt: number;
-}
+export type { EventualEntry } from '@parley/interface';
 
 export interface EventualWriteOptions {
   /** Seconds, 1 .. 30 days; default 3600. */
@@ -85,26 +64,7 @@ export interface EventualReadOptions {
   replicas?: number;
 }
 
-export interface EventualChange {
-  namespace: string;
-  key: string;
-  /** 'set' (register or counter value changed), 'delete', or 'expire'. */
-  type: 'set' | 'delete' | 'expire';
-  /** The entry after the change; absent for delete and expire. */
-  entry?: EventualEntry;
-  /** 'local' for this node's own writes, else the peer id the change came from. */
-  origin: 'local' | PeerId;
-}
-
-export interface WatchOptions {
-  prefix?: string;
-}
-
-/** Whether a write made the entry (no live entry had the key) or replaced one. */
-export type WriteOperation = 'created' | 'updated';
-
-/** What `eventual(ns).set` answers: the entry as written, with `operation` (as strong `set` and the HTTP API). */
-export type EventualSetResult = EventualEntry & { operation: WriteOperation };
+export type { EventualChange, EventualSetResult, WatchOptions, WriteOperation } from '@parley/interface';
 
 export interface EventualNamespace {
   readonly name: string;
