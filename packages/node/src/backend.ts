@@ -5,5 +5,5 @@
  * `strong(ns)` and `locks(ns)` over any coord `StrongBackend`, and `doc(key)`
  * over any strong namespace.
  */
-export { type StrongFaces, strongFaces } from './strong/faces.js';
+export { type StrongFaces, strongFaces } from './strong/backend-api.js';
 export { strongDoc } from './strong/namespace.js';

@@ -17,11 +17,11 @@
 import type { StrongBackend, StrongNamespaceUsage } from '@parley/coord';
 import type { NodeContext } from '../context.js';
 import type { StrongSide } from '../strong-side.js';
-import { StrongCalls } from './calls.js';
+import { strongFaces } from './backend-api.js';
 import { ClusterImpl } from './cluster.js';
-import { strongFaces } from './faces.js';
 import { LocalReads } from './local-reads.js';
 import { type ResolvedStrongOptions, resolveStrongOptions, type StrongOptions } from './options.js';
+import { StrongCalls } from './read-write.js';
 import { type ReplicaHooks, StrongReplica } from './replica.js';
 import { StrongRouter } from './router.js';
 import { SessionPool } from './sessions.js';

@@ -1,5 +1,5 @@
 /**
- * The public faces of a node's strong side over any StrongBackend:
+ * The node's strong API over any StrongBackend (its public faces):
  * `strong(ns)`, `locks(ns)` and the namespace usage `node.status()` reports.
  * The built-in Raft module and the etcd backend share them, so every door
  * (TypeScript, HTTP, CLI, MCP) behaves the same on either.
