@@ -1,5 +1,5 @@
 /**
- * `node-strong-*`: the real node's strong module (./node-strong-host.ts) on
+ * `node-strong-*`: the real node's strong module (./host.ts) on
  * 3 or 5 voters plus 2 non-member nodes, with clients calling the public API
  * (`strong(ns)`, `locks(ns)`, leases) through any live node. A node that does
  * not lead forwards each call to the leader over the lossy simulated network
@@ -21,8 +21,8 @@
  * disk after a crash and restart of all of them.
  *
  * This module holds the scenario definitions and the checks; the nodes are
- * booted in ./node-strong-world.ts and the clients run in
- * ./node-strong-workload.ts.
+ * booted, watched and faulted in ./world.ts (as for every node-strong
+ * scenario) and the clients run in ./workload.ts.
  */
 
 import type { Model } from '@parley/check';
@@ -31,19 +31,23 @@ import {
   checkFencing,
   checkLinearizability,
   formatCounterexample,
-  InvariantRegistry,
   parleyEntryModel,
   parleyLeaseModel,
   parleyLockModel,
-  type RaftClusterView,
-  registerRaftInvariants,
 } from '@parley/check';
 import { CoordStateMachine, decodeCommand } from '@parley/coord';
-import { Nemesis, PARTITION_KINDS, type Simulation, violation } from '@parley/sim';
+import { PARTITION_KINDS, type Simulation, violation } from '@parley/sim';
 import { registerScenario, type Scenario, type ScenarioRun } from '../../registry.js';
-import { highestTermLeader, raftClusterView, raftGroupConverged } from '../raft/group.js';
+import { highestTermLeader, raftGroupConverged } from '../raft/group.js';
 import { type ModelName, startNodeStrongWorkload } from './workload.js';
-import { bootNodeStrongWorld, ENTRY_KEYS, type NodeStrongScenarioConfig, type RunState, VERSION_KEY } from './world.js';
+import {
+  bootNodeStrongWorld,
+  ENTRY_KEYS,
+  type NodeStrongScenarioConfig,
+  type RunState,
+  startNodeStrongFaults,
+  VERSION_KEY,
+} from './world.js';
 
 export type { NodeStrongScenarioConfig } from './world.js';
 
@@ -60,25 +64,11 @@ export function nodeStrongScenario(config: NodeStrongScenarioConfig): Scenario {
 function setupNodeStrong(sim: Simulation, config: NodeStrongScenarioConfig): ScenarioRun {
   const state: RunState = { running: true };
   const world = bootNodeStrongWorld(sim, config, state);
-  const { voters, nodes, app, member, fenceEvents, writesAt, versionIndex, deletesAt, agreement } = world;
+  const { voters, app, member, fenceEvents, writesAt, versionIndex, deletesAt } = world;
   const workload = startNodeStrongWorkload(sim, config, world, state);
   const { recorders, unexpected, acked, viaNode, callMs } = workload;
 
-  // --- continuous invariants ----------------------------------------------------------
-  sim.invariant('node-strong', () => {
-    for (const id of nodes) {
-      const a = app(id);
-      if (a?.fatal !== undefined) throw violation('node-strong/driver-healthy', `${id}: ${String(a.fatal)}`);
-    }
-    if (agreement.length > 0) throw violation('node-strong/replica-agreement', agreement.join('; '));
-  });
-  const raftInvariants = new InvariantRegistry<RaftClusterView>();
-  registerRaftInvariants(raftInvariants);
-  sim.invariant('raft', () => raftInvariants.assertInvariants(raftClusterView(voters, app)));
-
-  const netNemesis = new Nemesis(sim, nodes, config.netNemesis).start();
-  const voterNemesis = new Nemesis(sim, voters, config.voterNemesis).start();
-  if (config.network) sim.network.configure(config.network);
+  const faults = startNodeStrongFaults(sim, config, world, state);
 
   let readding = false;
   let linUnknown = 0;
@@ -101,11 +91,7 @@ function setupNodeStrong(sim: Simulation, config: NodeStrongScenarioConfig): Sce
   };
 
   return {
-    quiesce() {
-      state.running = false;
-      netNemesis.stop();
-      voterNemesis.stop();
-    },
+    quiesce: faults.quiesce,
     converged() {
       // Every voter back in the group (a removal mid-run is undone by the liveness phase below).
       const l = highestTermLeader(voters, app);
@@ -204,10 +190,10 @@ function setupNodeStrong(sim: Simulation, config: NodeStrongScenarioConfig): Sce
         snapshotsInstalled: world.stats.snapshotsInstalled,
         transfers: workload.stats.transfers,
         membershipChanges: workload.stats.membershipChanges,
-        partitions: netNemesis.stats.partitions,
-        crashes: voterNemesis.stats.crashes,
-        pauses: voterNemesis.stats.pauses,
-        clockJumps: voterNemesis.stats.clockJumps,
+        partitions: faults.net.stats.partitions,
+        crashes: faults.voters.stats.crashes,
+        pauses: faults.voters.stats.pauses,
+        clockJumps: faults.voters.stats.clockJumps,
       };
     },
   };

@@ -13,14 +13,18 @@
  * agreement after every event.
  */
 
-import { InvariantRegistry, type RaftClusterView, registerRaftInvariants } from '@parley/check';
 import type { QueueTaskView } from '@parley/node';
-import { Nemesis, PARTITION_KINDS, type Simulation, violation } from '@parley/sim';
+import { PARTITION_KINDS, type Simulation, violation } from '@parley/sim';
 import { registerScenario, type Scenario, type ScenarioRun } from '../../registry.js';
-import { highestTermLeader, raftClusterView, raftGroupConverged } from '../raft/group.js';
 import { checkQueue, type FinalTask } from './queue-check.js';
 import { startQueueWorkload } from './queue-workload.js';
-import { bootNodeStrongWorld, type NodeStrongScenarioConfig, type RunState } from './world.js';
+import {
+  bootNodeStrongWorld,
+  type NodeStrongScenarioConfig,
+  nodeStrongConverged,
+  type RunState,
+  startNodeStrongFaults,
+} from './world.js';
 
 interface QueueScenarioConfig extends NodeStrongScenarioConfig {
   tasks: number;
@@ -59,23 +63,9 @@ async function listAll(queue: NonNullable<ReturnType<ReturnType<typeof startQueu
 function setupQueue(sim: Simulation, config: QueueScenarioConfig): ScenarioRun {
   const state: RunState = { running: true };
   const world = bootNodeStrongWorld(sim, config, state);
-  const { voters, nodes, app, agreement } = world;
+  const { nodes, app } = world;
   const workload = startQueueWorkload(sim, { tasks: config.tasks, workers: config.clients }, world, state);
-
-  sim.invariant('node-strong', () => {
-    for (const id of nodes) {
-      const a = app(id);
-      if (a?.fatal !== undefined) throw violation('node-strong/driver-healthy', `${id}: ${String(a.fatal)}`);
-    }
-    if (agreement.length > 0) throw violation('node-strong/replica-agreement', agreement.join('; '));
-  });
-  const raftInvariants = new InvariantRegistry<RaftClusterView>();
-  registerRaftInvariants(raftInvariants);
-  sim.invariant('raft', () => raftInvariants.assertInvariants(raftClusterView(voters, app)));
-
-  const netNemesis = new Nemesis(sim, nodes, config.netNemesis).start();
-  const voterNemesis = new Nemesis(sim, voters, config.voterNemesis).start();
-  if (config.network) sim.network.configure(config.network);
+  const faults = startNodeStrongFaults(sim, config, world, state);
 
   // --- the liveness phase's view of the queue ---------------------------------------------
   let seen: QueueTaskView[] = [];
@@ -128,19 +118,14 @@ function setupQueue(sim: Simulation, config: QueueScenarioConfig): ScenarioRun {
 
   return {
     quiesce() {
-      state.running = false;
-      netNemesis.stop();
-      voterNemesis.stop();
+      faults.quiesce();
       if (!monitoring) {
         monitoring = true;
         quiescedAt = clockNow() ?? 0;
         monitor();
       }
     },
-    converged() {
-      const l = highestTermLeader(voters, app);
-      return l !== undefined && raftGroupConverged(l, voters, app) && allDone();
-    },
+    converged: () => nodeStrongConverged(world) && allDone(),
     livenessDetail() {
       const status = new Map(seen.map((t) => [t.id, t]));
       const open = workload.enqueued
@@ -191,9 +176,9 @@ function setupQueue(sim: Simulation, config: QueueScenarioConfig): ScenarioRun {
         ...workload.stats,
         tasksChecked: checked.tasks,
         completionsChecked: checked.completions,
-        partitions: netNemesis.stats.partitions,
-        crashes: voterNemesis.stats.crashes,
-        pauses: voterNemesis.stats.pauses,
+        partitions: faults.net.stats.partitions,
+        crashes: faults.voters.stats.crashes,
+        pauses: faults.voters.stats.pauses,
       };
     },
   };

@@ -25,20 +25,20 @@
  * plus Raft's invariants and replica agreement after every event.
  */
 
-import {
-  checkBoundedStaleness,
-  InvariantRegistry,
-  type RaftClusterView,
-  registerRaftInvariants,
-  type SessionOp,
-} from '@parley/check';
+import { checkBoundedStaleness, type SessionOp } from '@parley/check';
 import { isParleyError, type PeerId } from '@parley/interface';
 import type { StrongReadOptions } from '@parley/node';
-import { between, Nemesis, PARTITION_KINDS, type Simulation, violation } from '@parley/sim';
+import { between, PARTITION_KINDS, type Simulation, violation } from '@parley/sim';
 import { registerScenario, type Scenario, type ScenarioRun } from '../../registry.js';
-import { highestTermLeader, raftClusterView, raftGroupConverged } from '../raft/group.js';
+import { highestTermLeader } from '../raft/group.js';
 import type { NodeStrongHost } from './host.js';
-import { bootNodeStrongWorld, type NodeStrongScenarioConfig, type RunState } from './world.js';
+import {
+  bootNodeStrongWorld,
+  type NodeStrongScenarioConfig,
+  nodeStrongConverged,
+  type RunState,
+  startNodeStrongFaults,
+} from './world.js';
 
 /** The namespace the world records writes of (versions and their log indexes). */
 const NS = 'kv';
@@ -75,7 +75,7 @@ const CONFIG: NodeStrongScenarioConfig = {
 function setupReads(sim: Simulation, config: NodeStrongScenarioConfig): ScenarioRun {
   const state: RunState = { running: true };
   const world = bootNodeStrongWorld(sim, config, state);
-  const { voters, nodes, app, writesAt, versionIndex, agreement } = world;
+  const { voters, nodes, app, writesAt, versionIndex } = world;
   const rng = sim.random;
 
   // --- what members answered from their own state -------------------------------------
@@ -212,21 +212,7 @@ function setupReads(sim: Simulation, config: NodeStrongScenarioConfig): Scenario
   }
   for (let i = 0; i < config.clients; i++) client(`c${i}`);
 
-  // --- invariants -----------------------------------------------------------------------
-  sim.invariant('node-strong', () => {
-    for (const id of nodes) {
-      const a = app(id);
-      if (a?.fatal !== undefined) throw violation('node-strong/driver-healthy', `${id}: ${String(a.fatal)}`);
-    }
-    if (agreement.length > 0) throw violation('node-strong/replica-agreement', agreement.join('; '));
-  });
-  const raftInvariants = new InvariantRegistry<RaftClusterView>();
-  registerRaftInvariants(raftInvariants);
-  sim.invariant('raft', () => raftInvariants.assertInvariants(raftClusterView(voters, app)));
-
-  const netNemesis = new Nemesis(sim, nodes, config.netNemesis).start();
-  const voterNemesis = new Nemesis(sim, voters, config.voterNemesis).start();
-  if (config.network) sim.network.configure(config.network);
+  const faults = startNodeStrongFaults(sim, config, world, state);
 
   const checked = { staleness: 0, lag: 0, prefix: 0, final: 0 };
 
@@ -318,15 +304,8 @@ function setupReads(sim: Simulation, config: NodeStrongScenarioConfig): Scenario
   }
 
   return {
-    quiesce() {
-      state.running = false;
-      netNemesis.stop();
-      voterNemesis.stop();
-    },
-    converged() {
-      const l = highestTermLeader(voters, app);
-      return l !== undefined && raftGroupConverged(l, voters, app);
-    },
+    quiesce: faults.quiesce,
+    converged: () => nodeStrongConverged(world),
     async check() {
       if (unexpected.length > 0) throw violation('node-strong-reads/unexpected-error', unexpected.join('; '));
       const compare = (a: string, b: string) => (versionIndex.get(a) ?? -1) - (versionIndex.get(b) ?? -1);
@@ -375,9 +354,9 @@ function setupReads(sim: Simulation, config: NodeStrongScenarioConfig): Scenario
         checkedPrefix: checked.prefix,
         checkedFinal: checked.final,
         applied: world.stats.applied,
-        partitions: netNemesis.stats.partitions,
-        crashes: voterNemesis.stats.crashes,
-        pauses: voterNemesis.stats.pauses,
+        partitions: faults.net.stats.partitions,
+        crashes: faults.voters.stats.crashes,
+        pauses: faults.voters.stats.pauses,
       };
     },
   };

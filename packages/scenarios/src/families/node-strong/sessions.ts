@@ -20,20 +20,18 @@
  * must end `outcome_unknown`, never re-issued.
  */
 
-import {
-  checkExactlyOnce,
-  type Execution,
-  InvariantRegistry,
-  type Outcome,
-  type RaftClusterView,
-  registerRaftInvariants,
-} from '@parley/check';
+import { checkExactlyOnce, type Execution, type Outcome } from '@parley/check';
 import type { CommandResult, CoordLimits, Operation } from '@parley/coord';
 import { Nemesis, type NemesisOptions, type Simulation, violation } from '@parley/sim';
 import { registerScenario, type Scenario, type ScenarioRun } from '../../registry.js';
-import { highestTermLeader, raftClusterView, raftGroupConverged } from '../raft/group.js';
 import { startSessionsWorkload } from './sessions-workload.js';
-import { bootNodeStrongWorld, type NodeStrongScenarioConfig, type RunState } from './world.js';
+import {
+  bootNodeStrongWorld,
+  type NodeStrongScenarioConfig,
+  nodeStrongConverged,
+  type RunState,
+  watchNodeStrongWorld,
+} from './world.js';
 
 interface SessionsScenarioConfig {
   name: string;
@@ -109,7 +107,7 @@ function sessionsScenario(config: SessionsScenarioConfig): Scenario {
 function setupSessions(sim: Simulation, config: NodeStrongScenarioConfig, sc: SessionsScenarioConfig): ScenarioRun {
   const state: RunState = { running: true };
   const world = bootNodeStrongWorld(sim, config, state);
-  const { voters, nodes, app, agreement } = world;
+  const { voters, nodes, app } = world;
 
   // --- what the state machine executed for each tagged call ----------------------------
   const executions: Execution[] = [];
@@ -132,16 +130,7 @@ function setupSessions(sim: Simulation, config: NodeStrongScenarioConfig, sc: Se
 
   const workload = startSessionsWorkload(sim, { clients: config.clients, burstPercent: 1 }, world, state);
 
-  sim.invariant('node-strong', () => {
-    for (const id of nodes) {
-      const a = app(id);
-      if (a?.fatal !== undefined) throw violation('node-strong/driver-healthy', `${id}: ${String(a.fatal)}`);
-    }
-    if (agreement.length > 0) throw violation('node-strong/replica-agreement', agreement.join('; '));
-  });
-  const raftInvariants = new InvariantRegistry<RaftClusterView>();
-  registerRaftInvariants(raftInvariants);
-  sim.invariant('raft', () => raftInvariants.assertInvariants(raftClusterView(voters, app)));
+  watchNodeStrongWorld(sim, world);
 
   const voterNemesis = new Nemesis(sim, voters, config.voterNemesis).start();
   const netNemesis = sc.netNemesis ? new Nemesis(sim, nodes, sc.netNemesis).start() : undefined;
@@ -155,10 +144,7 @@ function setupSessions(sim: Simulation, config: NodeStrongScenarioConfig, sc: Se
       voterNemesis.stop();
       netNemesis?.stop();
     },
-    converged() {
-      const l = highestTermLeader(voters, app);
-      return l !== undefined && raftGroupConverged(l, voters, app);
-    },
+    converged: () => nodeStrongConverged(world),
     check() {
       const r = checkExactlyOnce(executions, workload.answers);
       compared = r.compared;

@@ -1,11 +1,12 @@
 /**
  * `node-strong-*` world: the configuration of a run, the voters and non-member
- * nodes booted as NodeStrongHost processes with skewed, drifting clocks, and
- * the record of what the members applied (first result per index, fence
- * events, acknowledged writes by index, deletes) that the checks read.
+ * nodes booted as NodeStrongHost processes with skewed, drifting clocks, the
+ * record of what the members applied (first result per index, fence events,
+ * acknowledged writes by index, deletes) that the checks read, and what every
+ * scenario over it checks after each event and the faults it runs.
  */
 
-import type { FenceEvent } from '@parley/check';
+import { type FenceEvent, InvariantRegistry, type RaftClusterView, registerRaftInvariants } from '@parley/check';
 import {
   type ApplyOutput,
   type Command,
@@ -16,8 +17,9 @@ import {
 } from '@parley/coord';
 import type { PeerId } from '@parley/interface';
 import type { NemesisOptions, Simulation } from '@parley/sim';
-import { between } from '@parley/sim';
+import { between, Nemesis, violation } from '@parley/sim';
 import { appliedRecorder } from '../applied-record.js';
+import { highestTermLeader, raftClusterView, raftGroupConverged } from '../raft/group.js';
 import { NodeStrongHost } from './host.js';
 
 export interface NodeStrongScenarioConfig {
@@ -186,4 +188,65 @@ export function bootNodeStrongWorld(
     onFirstApply: (listener) => listeners.push(listener),
     onLocalRead: (listener) => readListeners.push(listener),
   };
+}
+
+/**
+ * The checks after every event that hold in every node-strong scenario: no
+ * node's driver stopped, every member computed the same result at each index,
+ * and Raft's invariants over the voters.
+ */
+export function watchNodeStrongWorld(sim: Simulation, world: NodeStrongWorld): void {
+  const { voters, nodes, app, agreement } = world;
+  sim.invariant('node-strong', () => {
+    for (const id of nodes) {
+      const a = app(id);
+      if (a?.fatal !== undefined) throw violation('node-strong/driver-healthy', `${id}: ${String(a.fatal)}`);
+    }
+    if (agreement.length > 0) throw violation('node-strong/replica-agreement', agreement.join('; '));
+  });
+  const raftInvariants = new InvariantRegistry<RaftClusterView>();
+  registerRaftInvariants(raftInvariants);
+  sim.invariant('raft', () => raftInvariants.assertInvariants(raftClusterView(voters, app)));
+}
+
+/** A run's faults, as startNodeStrongFaults started them. */
+export interface NodeStrongFaults {
+  /** `config.netNemesis` over every node. */
+  readonly net: Nemesis;
+  /** `config.voterNemesis` over the voters. */
+  readonly voters: Nemesis;
+  /** Stops the workload (`state.running`) and both nemeses. */
+  quiesce(): void;
+}
+
+/**
+ * watchNodeStrongWorld's checks, then the faults of `config`: the network
+ * nemesis over every node, the voter nemesis, the network's loss and latency.
+ * Called once the clients are started: the seed's draws follow that order.
+ */
+export function startNodeStrongFaults(
+  sim: Simulation,
+  config: NodeStrongScenarioConfig,
+  world: NodeStrongWorld,
+  state: RunState,
+): NodeStrongFaults {
+  watchNodeStrongWorld(sim, world);
+  const net = new Nemesis(sim, world.nodes, config.netNemesis).start();
+  const voters = new Nemesis(sim, world.voters, config.voterNemesis).start();
+  if (config.network) sim.network.configure(config.network);
+  return {
+    net,
+    voters,
+    quiesce() {
+      state.running = false;
+      net.stop();
+      voters.stop();
+    },
+  };
+}
+
+/** Whether a leader of the highest term leads every voter, each caught up with it. */
+export function nodeStrongConverged(world: NodeStrongWorld): boolean {
+  const leader = highestTermLeader(world.voters, world.app);
+  return leader !== undefined && raftGroupConverged(leader, world.voters, world.app);
 }
