@@ -18,27 +18,19 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { encodeError } from '@parley/browser/wire';
-import { clientReplication, type ParleyNode } from '@parley/node';
+import { clientReplication } from '@parley/node';
 import type { FastifyInstance } from 'fastify';
-import type { Registry } from 'prom-client';
-import { type WebSocket, WebSocketServer } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import { addUpgradeHandler } from '../upgrade.js';
 import { WsAdmission } from '../ws-admission.js';
+import { closeDoorSockets, doorSocketServer, type WsDoorDeps } from '../ws-door.js';
 import { CLOSE, Connection } from '../yjs/connection.js';
-import { selectSubprotocol } from '../yjs/token.js';
 import { syncMetrics } from './metrics.js';
 import { type ResolvedSyncDoorOptions, resolveSyncDoorOptions, type SyncDoorOptions } from './options.js';
 import { SyncSession } from './session.js';
 
-/** What the sync door needs from the server that hosts it (the y-websocket door's, without metrics). */
-export interface SyncDoorDeps {
-  node: ParleyNode;
-  token?: string;
-  allowedHosts?: readonly string[];
-  onUnexpectedError(err: unknown, where: string): void;
-  /** The server's Prometheus registry, for the door's series (metrics.ts). */
-  registry?: Registry;
-}
+/** What the sync door needs from the server that hosts it (every WebSocket door's: ws-door.ts). */
+export type SyncDoorDeps = WsDoorDeps;
 
 /** A snapshot of the sync door's load and of what it refused. */
 export interface SyncDoorStats {
@@ -46,8 +38,6 @@ export interface SyncDoorStats {
   /** Refusals and drops since start, by reason. */
   counts: Record<string, number>;
 }
-
-const CLOSE_GRACE_MS = 1_000;
 
 /** The sync door of one HTTP server (`createServer` makes one unless `sync: false`). */
 export class SyncDoor {
@@ -73,13 +63,7 @@ export class SyncDoor {
       kind: 'sync',
       count: (reason) => this.count(reason),
     });
-    this.wss = new WebSocketServer({
-      noServer: true,
-      maxPayload: this.options.maxFrameBytes,
-      perMessageDeflate: false,
-      clientTracking: false,
-      handleProtocols: (offered) => selectSubprotocol(offered),
-    });
+    this.wss = doorSocketServer(this.options.maxFrameBytes);
     this.countMetric = deps.registry && syncMetrics(deps.registry, () => this.sockets.size);
     this.timer = setInterval(() => this.tick(), Math.max(50, Math.floor(this.options.pingIntervalMs / 10)));
     this.timer.unref();
@@ -158,13 +142,7 @@ export class SyncDoor {
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.timer);
-    const open = [...this.sockets.keys()];
-    const closed = Promise.all(open.map((ws) => new Promise<void>((done) => ws.once('close', () => done()))));
-    for (const ws of open) ws.close(CLOSE.goingAway, 'server closing');
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([closed, new Promise<void>((done) => (timer = setTimeout(done, CLOSE_GRACE_MS)))]);
-    clearTimeout(timer);
-    for (const ws of this.sockets.keys()) ws.terminate();
+    await closeDoorSockets(() => this.sockets.keys());
     this.wss.close();
   }
 }

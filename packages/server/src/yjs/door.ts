@@ -21,30 +21,20 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { isParleyError } from '@parley/interface';
-import type { ParleyNode } from '@parley/node';
 import type { FastifyInstance } from 'fastify';
-import type { Registry } from 'prom-client';
-import { type WebSocket, WebSocketServer } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import { addUpgradeHandler } from '../upgrade.js';
 import { WsAdmission } from '../ws-admission.js';
+import { closeDoorSockets, doorSocketServer, type WsDoorDeps } from '../ws-door.js';
 import { CLOSE, Connection } from './connection.js';
 import { doorMetrics } from './metrics.js';
 import { type ResolvedYjsDoorOptions, resolveYjsDoorOptions, type YjsDoorOptions } from './options.js';
 import { encodePermissionDenied, KEEPALIVE_MESSAGE } from './protocol.js';
 import { Room, type RoomContext } from './room.js';
-import { SUBPROTOCOL, selectSubprotocol } from './token.js';
+import { SUBPROTOCOL } from './token.js';
 
-/** What the door needs from the server that hosts it. */
-export interface YjsDoorDeps {
-  node: ParleyNode;
-  /** The server's bearer token; none: no token is asked for, and the Host/Origin rules apply. */
-  token?: string;
-  /** Without a token, host names accepted besides loopback ones (the HTTP server's `allowedHosts`). */
-  allowedHosts?: readonly string[];
-  onUnexpectedError(err: unknown, where: string): void;
-  /** The server's Prometheus registry, for the door's series (metrics.ts). */
-  registry?: Registry;
-}
+/** What the y-websocket door needs from the server that hosts it (every WebSocket door's: ws-door.ts). */
+export type YjsDoorDeps = WsDoorDeps;
 
 /** A snapshot of the door's load and of what it refused. */
 export interface YjsDoorStats {
@@ -56,7 +46,6 @@ export interface YjsDoorStats {
 }
 
 const MAX_KEY_LENGTH = 1024;
-const CLOSE_GRACE_MS = 1_000;
 
 /** The y-websocket door of one HTTP server (`createServer` makes one unless `yjs: false`). */
 export class YjsDoor {
@@ -85,13 +74,7 @@ export class YjsDoor {
       kind: 'y-websocket',
       count: (reason) => this.count(reason),
     });
-    this.wss = new WebSocketServer({
-      noServer: true,
-      maxPayload: this.options.maxMessageBytes,
-      perMessageDeflate: false,
-      clientTracking: false,
-      handleProtocols: (offered) => selectSubprotocol(offered),
-    });
+    this.wss = doorSocketServer(this.options.maxMessageBytes);
     this.countMetric =
       deps.registry &&
       doorMetrics(deps.registry, {
@@ -226,13 +209,7 @@ export class YjsDoor {
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.timer);
-    const open = [...this.sockets];
-    const closed = Promise.all(open.map((ws) => new Promise<void>((done) => ws.once('close', () => done()))));
-    for (const ws of open) ws.close(CLOSE.goingAway, 'server closing');
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([closed, new Promise<void>((done) => (timer = setTimeout(done, CLOSE_GRACE_MS)))]);
-    clearTimeout(timer);
-    for (const ws of this.sockets) ws.terminate();
+    await closeDoorSockets(() => this.sockets);
     for (const room of this.rooms.values()) room.close();
     this.rooms.clear();
     this.wss.close();
