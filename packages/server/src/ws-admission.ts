@@ -10,7 +10,7 @@
  *    never gets a socket; `maxConnections` reached is 503 `unavailable`
  *    (counted `too_many_connections`).
  * 3. After the upgrade, the bearer token (server with a token), from where
- *    token.ts says. Missing or wrong: counted `unauthorized`; the door sends
+ *    ws-token.ts says. Missing or wrong: counted `unauthorized`; the door sends
  *    its protocol's refusal, then closes 4401. The token is never logged.
  */
 import type { IncomingMessage } from 'node:http';
@@ -19,7 +19,7 @@ import type { WebSocket, WebSocketServer } from 'ws';
 import { bearerChecker, rebindingGuard } from './auth.js';
 import { HttpError } from './errors.js';
 import { rejectUpgrade } from './upgrade.js';
-import { bearerHeaderOf } from './yjs/token.js';
+import { bearerHeaderOf } from './ws-token.js';
 
 /** What one door admits, and where it counts refusals. */
 export interface WsAdmissionRules {

@@ -7,8 +7,8 @@
 import type { ParleyNode } from '@parley/node';
 import type { Registry } from 'prom-client';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { CLOSE } from './yjs/connection.js';
-import { selectSubprotocol } from './yjs/token.js';
+import { CLOSE } from './ws-connection.js';
+import { selectSubprotocol } from './ws-token.js';
 
 /** What a WebSocket door needs from the server that hosts it. */
 export interface WsDoorDeps {
@@ -28,7 +28,7 @@ const CLOSE_GRACE_MS = 1_000;
 /**
  * A door's WebSocket server: upgrades come from the door (no listener of its
  * own), messages up to `maxPayload` bytes, no compression, the door tracks its
- * sockets, and the `parley` subprotocol answered (token.ts).
+ * sockets, and the `parley` subprotocol answered (ws-token.ts).
  */
 export function doorSocketServer(maxPayload: number): WebSocketServer {
   return new WebSocketServer({

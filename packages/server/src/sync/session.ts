@@ -27,7 +27,7 @@ import type { Delta, Digest } from '@parley/crdt';
 import { DotContext, forEachDot } from '@parley/crdt';
 import { isParleyError, type Unsubscribe } from '@parley/interface';
 import type { ClientReplication } from '@parley/node';
-import { CLOSE, type Connection } from '../yjs/connection.js';
+import { CLOSE, type Connection } from '../ws-connection.js';
 import type { ResolvedSyncDoorOptions } from './options.js';
 
 export interface SessionContext {

@@ -25,13 +25,13 @@ import type { FastifyInstance } from 'fastify';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { addUpgradeHandler } from '../upgrade.js';
 import { WsAdmission } from '../ws-admission.js';
+import { CLOSE, Connection } from '../ws-connection.js';
 import { closeDoorSockets, doorSocketServer, type WsDoorDeps } from '../ws-door.js';
-import { CLOSE, Connection } from './connection.js';
+import { SUBPROTOCOL } from '../ws-token.js';
 import { doorMetrics } from './metrics.js';
 import { type ResolvedYjsDoorOptions, resolveYjsDoorOptions, type YjsDoorOptions } from './options.js';
 import { encodePermissionDenied, KEEPALIVE_MESSAGE } from './protocol.js';
 import { Room, type RoomContext } from './room.js';
-import { SUBPROTOCOL } from './token.js';
 
 /** What the y-websocket door needs from the server that hosts it (every WebSocket door's: ws-door.ts). */
 export type YjsDoorDeps = WsDoorDeps;

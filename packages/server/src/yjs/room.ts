@@ -16,8 +16,8 @@
 import { DecodeError, isParleyError, type Unsubscribe } from '@parley/interface';
 import type { EphemeralChannel, ParleyNode } from '@parley/node';
 import * as Y from 'yjs';
+import { CLOSE, type Connection } from '../ws-connection.js';
 import { AwarenessTable } from './awareness.js';
-import { CLOSE, type Connection } from './connection.js';
 import type { ResolvedYjsDoorOptions } from './options.js';
 import {
   type AwarenessEntry,

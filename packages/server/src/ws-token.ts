@@ -1,5 +1,6 @@
 /**
- * Where a y-websocket client's bearer token comes from. A browser's WebSocket
+ * Where a WebSocket door's client (a y-websocket provider, a browser replica
+ * on the sync door) sends its bearer token from. A browser's WebSocket
  * cannot set headers, so besides `Authorization: Bearer …` (Node clients) the
  * token may come as a subprotocol `parley.bearer.<base64url(token)>` (offered
  * beside `parley`, which the server selects) or as the `token` query

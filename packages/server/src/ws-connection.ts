@@ -1,7 +1,8 @@
 /**
- * One y-websocket client connection: sends with a bound on what may queue
- * unsent, and keeps the line alive (an empty awareness message when it has
- * been quiet, a ping whose pong must come back before the next one).
+ * One client connection of a WebSocket door (y-websocket or sync): sends with
+ * a bound on what may queue unsent, and keeps the line alive (the door's
+ * keepalive message when it has been quiet — y-websocket's is an empty
+ * awareness message —, a ping whose pong must come back before the next one).
  */
 import type { WebSocket } from 'ws';
 
