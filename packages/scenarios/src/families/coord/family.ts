@@ -30,7 +30,7 @@
  *
  * Layout: ./host.ts (a voter: the node's member over the host's seams), ./config.ts
  * (configuration, constants, client shapes), ./setup.ts (the group, clients, invariants and
- * end checks), ./checks.ts (snapshot agreement and durability), ./workload.ts (mixed and TTL
+ * end checks), ../voter-checks.ts (snapshot agreement and durability, shared with node-strong-*), ./workload.ts (mixed and TTL
  * workloads), ./scenarios.ts (the scenario table). Importing this module registers the scenarios.
  */
 

@@ -1,8 +1,8 @@
 /**
  * `coord-*` scenario setup: the Raft group of CoordHosts, the simulated clients (sessions,
  * retries, routing of answers, history recording), the continuous invariants and the checks
- * run after healing (those that read voters' state directly are in ./coord-checks.ts). The
- * workloads are in ./coord-workload.ts, the scenario table in ./coord-scenarios.ts.
+ * run after healing (those that read voters' state directly are in ../voter-checks.ts, shared
+ * with node-strong-*). The workloads are in ./workload.ts, the scenario table in ./scenarios.ts.
  */
 
 import type { AckedWrite, Model } from '@parley/check';
@@ -34,11 +34,12 @@ import type { Scenario, ScenarioRun } from '../../registry.js';
 import { appliedRecorder } from '../applied-record.js';
 import { highestTermLeader, raftClusterView, raftGroupConverged } from '../raft/group.js';
 import { RaftGuardWatch } from '../raft/guards.js';
-import { checkSnapshotAgreement, checkVoterDurability } from './checks.js';
+import { checkDurabilityAfterRestart, checkSnapshotAgreement } from '../voter-checks.js';
 import {
   ABSENT,
   type Client,
   type CoordScenarioConfig,
+  ENTRY_KEYS,
   GIVE_UP_MS,
   type ModelName,
   RETRY_MS,
@@ -522,24 +523,24 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     },
     async check() {
       if (unexpected.length > 0) throw violation('coord/unexpected-error', unexpected.join('; '));
-      checkSnapshotAgreement(voters, app);
+      checkSnapshotAgreement('coord', voters, app);
       linearizable(parleyEntryModel as Model<unknown, unknown, unknown>, 'entry');
       linearizable(parleyLeaseModel as Model<unknown, unknown, unknown>, 'lease');
       linearizable(parleyLockModel as Model<unknown, unknown, unknown>, 'lock');
       const fencing = checkFencing(fenceEvents);
       if (!fencing.ok) throw violation('coord/fencing', JSON.stringify(fencing.violations.slice(0, 3)));
 
-      // Durability: crash every voter, restart it from its disk, and read what it recovered.
-      for (const id of voters) sim.host(id).crash();
-      for (const id of voters) sim.host(id).restart();
-      await sim.runUntil(() => voters.every((id) => app(id) !== undefined), 1_000);
-      for (const id of voters) {
-        const a = app(id);
-        if (!a) throw violation('coord/durability', `${id} did not boot from its disk`);
-        const d = checkVoterDurability(a, { acked, versionIndex, deletesAt, writesAt });
-        if (!d.ok) throw violation('coord/durability', `${id}: ${JSON.stringify(d.violations.slice(0, 3))}`);
-        durabilityChecked += acked.length;
-      }
+      await checkDurabilityAfterRestart(
+        sim,
+        'coord',
+        voters,
+        (id) => app(id)?.storage,
+        { acked, versionIndex, deletesAt, writesAt },
+        { versionKey: VERSION_KEY, keys: ENTRY_KEYS },
+        (writes) => {
+          durabilityChecked += writes;
+        },
+      );
     },
     inconclusive: () => unknownChecks.slice(),
     metrics() {

@@ -27,7 +27,6 @@
 
 import type { Model } from '@parley/check';
 import {
-  checkDurability,
   checkFencing,
   checkLinearizability,
   formatCounterexample,
@@ -35,10 +34,10 @@ import {
   parleyLeaseModel,
   parleyLockModel,
 } from '@parley/check';
-import { CoordStateMachine, decodeCommand } from '@parley/coord';
 import { PARTITION_KINDS, type Simulation, violation } from '@parley/sim';
 import { registerScenario, type Scenario, type ScenarioRun } from '../../registry.js';
 import { highestTermLeader, raftGroupConverged } from '../raft/group.js';
+import { checkDurabilityAfterRestart, checkSnapshotAgreement } from '../voter-checks.js';
 import { type ModelName, startNodeStrongWorkload } from './workload.js';
 import {
   bootNodeStrongWorld,
@@ -111,62 +110,24 @@ function setupNodeStrong(sim: Simulation, config: NodeStrongScenarioConfig): Sce
     },
     async check() {
       if (unexpected.length > 0) throw violation('node-strong/unexpected-error', unexpected.join('; '));
-      const snaps = voters.map((id) => {
-        const r = member(id);
-        if (!r) throw violation('node-strong/snapshot-agreement', `${id} is down after healing`);
-        return { id, index: r.driver.appliedIndex, bytes: Buffer.from(r.sm.snapshot()).toString('base64') };
-      });
-      const ref = snaps[0] as (typeof snaps)[number];
-      for (const s of snaps) {
-        if (s.index === ref.index && s.bytes !== ref.bytes) {
-          throw violation('node-strong/snapshot-agreement', `${s.id} and ${ref.id} differ at applied index ${s.index}`);
-        }
-      }
+      checkSnapshotAgreement('node-strong', voters, member);
       linearizable(parleyEntryModel as Model<unknown, unknown, unknown>, 'entry');
       linearizable(parleyLeaseModel as Model<unknown, unknown, unknown>, 'lease');
       linearizable(parleyLockModel as Model<unknown, unknown, unknown>, 'lock');
       const fencing = checkFencing(fenceEvents);
       if (!fencing.ok) throw violation('node-strong/fencing', JSON.stringify(fencing.violations.slice(0, 3)));
 
-      // Durability: crash every voter, restart it from its disk, and read what it recovered.
-      for (const id of voters) sim.host(id).crash();
-      for (const id of voters) sim.host(id).restart();
-      await sim.runUntil(() => voters.every((id) => app(id) !== undefined), 1_000);
-      for (const id of voters) {
-        const a = app(id);
-        if (!a) throw violation('node-strong/durability', `${id} did not boot from its disk`);
-        const storage = a.nodeCtx.storage.raftLog;
-        const snap = storage.snapshot();
-        const snapshotIndex = snap.meta.index;
-        const snapshot = new Map<string, { version: string | null; index: number }>();
-        if (snap.data.byteLength > 0) {
-          const sm = new CoordStateMachine({ versionKey: VERSION_KEY });
-          sm.restore(snap.data);
-          for (const key of ENTRY_KEYS) {
-            const got = sm.query({ type: 'get', namespace: 'kv', key }, sm.timeMs);
-            if (got.ok && got.value.type === 'got') {
-              const v = got.value.entry.version;
-              snapshot.set(key, { version: v, index: versionIndex.get(v) ?? -1 });
-            } else {
-              let at = 0;
-              for (const idx of deletesAt.get(key) ?? []) if (idx <= snapshotIndex) at = Math.max(at, idx);
-              if (at > 0) snapshot.set(key, { version: null, index: at });
-            }
-          }
-        }
-        const entries = new Map<number, { key: string; version: string }>();
-        const last = storage.lastIndex();
-        const first = Math.max(snapshotIndex + 1, storage.firstIndex());
-        for (const e of first <= last ? storage.entries(first, last + 1) : []) {
-          const w = writesAt.get(e.index);
-          if (!w || e.type !== 'normal' || e.data.byteLength === 0) continue;
-          const cmd = decodeCommand(e.data);
-          if (`${cmd.clientId}/${cmd.seq}` === w.who) entries.set(e.index, { key: w.key, version: w.version });
-        }
-        const d = checkDurability(acked, { snapshotIndex, snapshot, entries });
-        if (!d.ok) throw violation('node-strong/durability', `${id}: ${JSON.stringify(d.violations.slice(0, 3))}`);
-        durabilityChecked += acked.length;
-      }
+      await checkDurabilityAfterRestart(
+        sim,
+        'node-strong',
+        voters,
+        (id) => app(id)?.nodeCtx.storage.raftLog,
+        { acked, versionIndex, deletesAt, writesAt },
+        { versionKey: VERSION_KEY, keys: ENTRY_KEYS },
+        (writes) => {
+          durabilityChecked += writes;
+        },
+      );
     },
     inconclusive: () => unknownChecks.slice(),
     metrics() {
