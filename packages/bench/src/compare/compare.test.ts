@@ -4,9 +4,37 @@ import { fileURLToPath } from 'node:url';
 import { ETCD_MISSING, findEtcd } from '@parley/etcd';
 import { describe, expect, it } from 'vitest';
 import { parseOptions } from './options.js';
+import { countSocketWrites, cpuMsOf, parseProcStat } from './proc.js';
 import { atLeast, atMost, atMostAnchor, compareRow, formatCompareTable, markdownTable } from './rows.js';
 import { formatSpread, spread } from './stats.js';
 import { cdfChart, timelineChart } from './svg.js';
+import { runStrongTask, type StrongAdapter, warmupOf } from './workloads.js';
+
+/** An adapter that answers at once and counts its calls. */
+function countingAdapter(): StrongAdapter & { calls: number } {
+  const a = {
+    calls: 0,
+    async put() {
+      a.calls++;
+    },
+    async version() {
+      return '1';
+    },
+    async cas() {
+      a.calls++;
+      return a.calls % 2 === 0 ? null : String(a.calls);
+    },
+    async claim() {
+      a.calls++;
+      return true;
+    },
+    async lockCycle() {
+      a.calls++;
+      await new Promise((r) => setImmediate(r));
+    },
+  };
+  return a;
+}
 
 describe('bench:compare pure parts', () => {
   it('spread gives median, min and max over repetitions', () => {
@@ -99,8 +127,75 @@ describe('bench:compare pure parts', () => {
     expect(tl).not.toContain('NaN');
   });
 
+  it('warms each workload with the same loop, bounded by operations or time, whichever comes first', async () => {
+    expect(warmupOf({ kind: 'writes', count: 200, prefix: 'w0' }, 2000, 10)).toEqual({
+      kind: 'writes',
+      count: 2000,
+      maxMs: 10_000,
+      prefix: 'warm-w0',
+    });
+    expect(warmupOf({ kind: 'cas', clients: 16, hot: true, durationMs: 3000, prefix: 'c' }, 2000, 10)).toEqual({
+      kind: 'cas',
+      clients: 16,
+      hot: true,
+      durationMs: 10_000,
+      maxOps: 2000,
+      prefix: 'warm-c',
+    });
+    // The operation bound ends the loop long before 10 s when operations are fast...
+    const a = countingAdapter();
+    const t0 = performance.now();
+    const r = await runStrongTask(a, warmupOf({ kind: 'writes', count: 5, prefix: 'w' }, 300, 10));
+    expect(r.kind === 'writes' && r.latencies.length).toBe(300);
+    expect(performance.now() - t0).toBeLessThan(5_000);
+    for (const kind of ['cas', 'locks', 'claims'] as const) {
+      const b = countingAdapter();
+      const task =
+        kind === 'cas'
+          ? { kind, clients: 4, hot: false, durationMs: 1, prefix: 'x' }
+          : { kind, clients: 4, durationMs: 1, prefix: 'x' };
+      const res = await runStrongTask(b, warmupOf(task, 100, 10));
+      expect(res.kind === 'rate' && res.ops + res.retries).toBeGreaterThanOrEqual(100);
+      expect(b.calls).toBeLessThan(100 + 4 + 1);
+    }
+    // ...and the time bound ends it when they are slow.
+    const slow: StrongAdapter = { ...countingAdapter(), put: () => new Promise((res) => setTimeout(res, 20)) };
+    const s = await runStrongTask(slow, { kind: 'writes', count: 2000, maxMs: 200, prefix: 's' });
+    expect(s.kind === 'writes' && s.latencies.length).toBeLessThan(20);
+  });
+
+  it('reads CPU time from /proc and counts socket writes in an strace trace', () => {
+    expect(parseProcStat('42 (node (a) b) S 1 42 42 0 -1 4194560 100 0 0 0 731 95 0 0 20 0 11 0 5')).toEqual({
+      utime: 731,
+      stime: 95,
+    });
+    expect(() => parseProcStat('garbage')).toThrow();
+    const before = cpuMsOf([process.pid]);
+    const end = performance.now() + 150;
+    while (performance.now() < end) Math.sqrt(Math.random());
+    expect(cpuMsOf([process.pid]) - before).toBeGreaterThanOrEqual(50);
+    const trace = [
+      '10868 write(20<TCP:[127.0.0.1:49332->127.0.0.1:45351]>, ""..., 5) = 5',
+      '10868 writev(21<TCPv6:[[::ffff:127.0.0.1]:45351->[::ffff:127.0.0.1]:49332]>, [...], 2) = 9',
+      '10870 write(7</tmp/x/LOG>, ""..., 80) = 80',
+      '10871 write(9<pipe:[123]>, ""..., 1) = 1',
+      '10872 sendmsg(4<UNIX:[999->998]>, {...}, 0 <unfinished ...>',
+      '10872 <... sendmsg resumed>) = 40',
+      '10873 write(12<TCP:[127.0.0.1:2380->127.0.0.1:5000]>, ""..., 5 <unfinished ...>',
+      '10873 <... write resumed>) = 5',
+    ].join('\n');
+    expect(countSocketWrites(trace)).toBe(4);
+  });
+
   it('parses options and rejects bad ones', () => {
-    expect(parseOptions([])).toMatchObject({ reps: 3, trials: 20, nodes: 20 });
+    expect(parseOptions([])).toMatchObject({ reps: 3, trials: 20, nodes: 20, warmOps: 2000, warmSeconds: 10 });
+    expect(parseOptions(['--warm-ops', '50', '--warm-seconds', '2', '--json', '/tmp/x.json'])).toMatchObject({
+      warmOps: 50,
+      warmSeconds: 2,
+      json: '/tmp/x.json',
+    });
+    expect(() => parseOptions(['--warm-ops', '0'])).toThrow(/--warm-ops/);
+    expect(() => parseOptions(['--json'])).toThrow(/--json/);
     expect(parseOptions(['--nodes', '7']).nodes).toBe(7);
     expect(() => parseOptions(['--nodes', '1'])).toThrow(/--nodes/);
     const o = parseOptions(['--only', 'cas,locks', '--trials', '20', '--reps', '5']);

@@ -21,6 +21,11 @@ export interface CompareOptions {
   writes: number;
   /** Nodes of the propagation run, the writer included. */
   nodes: number;
+  /** Warm-up before timing: this many operations of the same workload, or `warmSeconds`, whichever comes first. */
+  warmOps: number;
+  warmSeconds: number;
+  /** Also write the rows (and the load average) to this file. */
+  json?: string;
   etcd?: string;
   out?: string;
 }
@@ -33,6 +38,8 @@ export function parseOptions(argv: readonly string[]): CompareOptions {
     seconds: 3,
     writes: 200,
     nodes: 20,
+    warmOps: 2_000,
+    warmSeconds: 10,
   };
   const num = (flag: string, v: string | undefined, min: number, max: number): number => {
     const n = Number(v);
@@ -71,6 +78,19 @@ export function parseOptions(argv: readonly string[]): CompareOptions {
         break;
       case '--nodes':
         o.nodes = num(a, v, 2, 40);
+        i++;
+        break;
+      case '--warm-ops':
+        o.warmOps = num(a, v, 1, 100_000);
+        i++;
+        break;
+      case '--warm-seconds':
+        o.warmSeconds = num(a, v, 1, 120);
+        i++;
+        break;
+      case '--json':
+        if (!v) throw new InvalidArgumentError('--json takes a file name');
+        o.json = v;
         i++;
         break;
       case '--etcd':

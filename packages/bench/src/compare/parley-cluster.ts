@@ -95,6 +95,17 @@ export class ParleyCluster {
     });
   }
 
+  /** OS process ids of the running voters. */
+  voterPids(): number[] {
+    return this.live().flatMap((p) => (p.child.pid === undefined ? [] : [p.child.pid]));
+  }
+
+  /** OS process ids of every running process of this side: the voters and the client node. */
+  pids(): number[] {
+    const client = this.client?.exitCode === null ? this.client.pid : undefined;
+    return [...this.voterPids(), ...(client === undefined ? [] : [client])];
+  }
+
   /** Runs a workload in the client process. */
   run(task: StrongTask, timeoutMs = 180_000): Promise<StrongTaskResult> {
     const client = this.client;

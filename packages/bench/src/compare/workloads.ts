@@ -17,12 +17,33 @@ export interface StrongAdapter {
   lockCycle(key: string, owner: string, contended: boolean): Promise<void>;
 }
 
+/**
+ * `maxMs` (writes) and `maxOps` (rate loops) bound a warm-up: the loop stops
+ * at whichever of its two bounds comes first.
+ */
 export type StrongTask =
-  | { kind: 'writes'; count: number; prefix: string }
-  | { kind: 'cas'; clients: number; hot: boolean; durationMs: number; prefix: string }
-  | { kind: 'locks'; clients: number; durationMs: number; prefix: string }
-  | { kind: 'claims'; clients: number; durationMs: number; prefix: string }
+  | { kind: 'writes'; count: number; prefix: string; maxMs?: number }
+  | { kind: 'cas'; clients: number; hot: boolean; durationMs: number; prefix: string; maxOps?: number }
+  | { kind: 'locks'; clients: number; durationMs: number; prefix: string; maxOps?: number }
+  | { kind: 'claims'; clients: number; durationMs: number; prefix: string; maxOps?: number }
   | { kind: 'steady'; durationMs: number; prefix: string };
+
+/**
+ * The warm-up of `task`: the same workload (same kind, clients and keys
+ * pattern, its own prefix) for `ops` operations or `seconds`, whichever comes
+ * first, so that every process of a side has run the code the timed loop runs.
+ */
+export function warmupOf(task: StrongTask, ops: number, seconds: number): StrongTask {
+  const ms = seconds * 1000;
+  const prefix = `warm-${task.prefix}`;
+  switch (task.kind) {
+    case 'writes':
+    case 'steady':
+      return { kind: 'writes', count: ops, maxMs: ms, prefix };
+    default:
+      return { ...task, durationMs: ms, maxOps: ops, prefix };
+  }
+}
 
 export type StrongTaskResult =
   | { kind: 'writes'; latencies: number[] }
@@ -35,7 +56,8 @@ export async function runStrongTask(a: StrongAdapter, t: StrongTask): Promise<St
   switch (t.kind) {
     case 'writes': {
       const latencies: number[] = [];
-      for (let i = 0; i < t.count; i++) {
+      const end = performance.now() + (t.maxMs ?? Number.POSITIVE_INFINITY);
+      for (let i = 0; i < t.count && performance.now() < end; i++) {
         const t0 = performance.now();
         await a.put(`${t.prefix}/w${i % 64}`, VALUE);
         latencies.push(performance.now() - t0);
@@ -46,6 +68,7 @@ export async function runStrongTask(a: StrongAdapter, t: StrongTask): Promise<St
       let ops = 0;
       let retries = 0;
       const keys = Array.from({ length: t.clients }, (_, c) => `${t.prefix}/cas${t.hot ? 0 : c}`);
+      const max = t.maxOps ?? Number.POSITIVE_INFINITY;
       const versions = await Promise.all([...new Set(keys)].map((k) => a.version(k)));
       void versions;
       const end = performance.now() + t.durationMs;
@@ -54,7 +77,7 @@ export async function runStrongTask(a: StrongAdapter, t: StrongTask): Promise<St
         keys.map(async (key, c) => {
           let version = await a.version(key);
           let n = 0;
-          while (performance.now() < end) {
+          while (performance.now() < end && ops + retries < max) {
             const next = await a.cas(key, `${c}:${++n}`, version);
             if (next === null) {
               retries++;
@@ -70,11 +93,12 @@ export async function runStrongTask(a: StrongAdapter, t: StrongTask): Promise<St
     }
     case 'locks': {
       let ops = 0;
+      const max = t.maxOps ?? Number.POSITIVE_INFINITY;
       const end = performance.now() + t.durationMs;
       const t0 = performance.now();
       await Promise.all(
         Array.from({ length: t.clients }, async (_, c) => {
-          while (performance.now() < end) {
+          while (performance.now() < end && ops < max) {
             await a.lockCycle(`${t.prefix}/lock`, `owner${c}`, t.clients > 1);
             ops++;
           }
@@ -85,12 +109,13 @@ export async function runStrongTask(a: StrongAdapter, t: StrongTask): Promise<St
     case 'claims': {
       let ops = 0;
       let lost = 0;
+      const max = t.maxOps ?? Number.POSITIVE_INFINITY;
       const end = performance.now() + t.durationMs;
       const t0 = performance.now();
       await Promise.all(
         Array.from({ length: t.clients }, async (_, c) => {
           let n = 0;
-          while (performance.now() < end) {
+          while (performance.now() < end && ops + lost < max) {
             if (await a.claim(`${t.prefix}/claim${c}-${n++}`, VALUE)) ops++;
             else lost++;
           }
