@@ -45,6 +45,11 @@ export const DEFAULT_TRANSPORT_LIMITS: TransportLimits = {
  * unreachable, disconnected mid-request, or in-flight window full),
  * `value_too_large` (payload over `maxMessageBytes`), `closed` (stopped), or
  * the handler's own ParleyError code.
+ *
+ * `send()` is the one-way form: the payload reaches the peer's handler for the
+ * protocol, whose answer is discarded and never crosses the wire. Messages
+ * sent to one peer on one protocol, and requests on the same protocol, arrive
+ * in the order they were sent, or not at all.
  */
 export interface Transport extends TypedEvents<TransportEvents> {
   readonly peerId: PeerId;
@@ -54,6 +59,16 @@ export interface Transport extends TypedEvents<TransportEvents> {
   handle(protocol: string, handler: RequestHandler): void;
   unhandle(protocol: string): void;
   request(peer: PeerId, protocol: string, payload: Uint8Array, options?: RequestOptions): Promise<Uint8Array>;
+  /**
+   * Fire-and-forget: hands `payload` to the peer's handler for `protocol` and
+   * discards its answer (nothing is sent back). Resolves once the message is
+   * on its way, which says nothing about delivery; rejects with `closed`
+   * (stopped), `value_too_large` (over `maxMessageBytes`, nothing sent) or
+   * `unavailable` (the peer is unknown or unreachable now). A message lost in
+   * flight, or refused at the peer (no handler, a failing handler), is dropped
+   * without a word to the sender.
+   */
+  send(peer: PeerId, protocol: string, payload: Uint8Array): Promise<void>;
   subscribe(topic: string, handler: GossipHandler): Unsubscribe;
   /** Best effort. Publishing with no subscribed peer is not an error (anti-entropy repairs it). */
   publish(topic: string, payload: Uint8Array): Promise<void>;

@@ -11,10 +11,12 @@
  * | 3   | response | u32 request id, payload                                         |
  * | 4   | error    | u32 request id, u8 code length, code, u32 message length,       |
  * |     |          | message (UTF-8), details (JSON, rest of the body)               |
+ * | 5   | message  | payload (one-way: no id, never answered)                        |
  *
  * The dialer sends `hello` once, naming the application protocol the stream
- * serves; every later frame on that stream is a request (dialer → listener)
- * or a response/error (listener → dialer) carrying the request's id.
+ * serves; every later frame on that stream is a request or a one-way message
+ * (dialer → listener) or a response/error (listener → dialer) carrying the
+ * request's id. A message frame obeys the same size bound as a request.
  *
  * Gossip payloads travel in an envelope: u8 version (1), 16-byte unique
  * message id, u8 origin length, origin peer id (UTF-8), payload. The id keeps
@@ -42,9 +44,10 @@ export type Frame =
   | { type: 'hello'; version: number; protocol: string }
   | { type: 'request'; id: number; payload: Uint8Array }
   | { type: 'response'; id: number; payload: Uint8Array }
+  | { type: 'message'; payload: Uint8Array }
   | { type: 'error'; id: number; code: ErrorCode; message: string; details: Record<string, unknown> };
 
-const TAG = { hello: 1, request: 2, response: 3, error: 4 } as const;
+const TAG = { hello: 1, request: 2, response: 3, error: 4, message: 5 } as const;
 
 const utf8Encoder = new TextEncoder();
 // `ignoreBOM`: a protocol name, message or origin that starts with U+FEFF keeps it (the default strips it).
@@ -89,6 +92,13 @@ export function encodeFrame(frame: Frame): Uint8Array {
       out[4] = TAG[frame.type];
       view.setUint32(5, frame.id);
       out.set(frame.payload, FRAME_OVERHEAD_BYTES);
+      return out;
+    }
+    case 'message': {
+      const out = new Uint8Array(FRAME_HEADER_BYTES + 1 + frame.payload.length);
+      new DataView(out.buffer).setUint32(0, out.length - FRAME_HEADER_BYTES);
+      out[4] = TAG.message;
+      out.set(frame.payload, FRAME_HEADER_BYTES + 1);
       return out;
     }
     case 'error': {
@@ -144,6 +154,7 @@ export function decodeFrameBody(body: Uint8Array): Frame {
     if (body.length !== 4 + length) throw new DecodeError('hello frame length mismatch', body.length);
     return { type: 'hello', version, protocol: decodeText(body.subarray(4), 'protocol name', 4) };
   }
+  if (tag === TAG.message) return { type: 'message', payload: body.subarray(1) };
   if (tag === TAG.request || tag === TAG.response || tag === TAG.error) {
     if (body.length < 5) throw new DecodeError('truncated frame', body.length);
     const id = view.getUint32(1);

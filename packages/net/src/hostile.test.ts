@@ -111,6 +111,26 @@ describe('libp2p transport under hostile input', () => {
     await honestStillServed();
   });
 
+  it('closes a stream that sends a one-way message over maxMessageBytes, or one before its hello', async () => {
+    let delivered = 0;
+    victim.handle('oneway-sink', () => {
+      delivered++;
+      return new Uint8Array(0);
+    });
+    const before = log.warnings.length;
+    const stream = await rpcStream();
+    stream.send(encodeFrame({ type: 'hello', version: WIRE_VERSION, protocol: 'oneway-sink' }));
+    // Within the frame bound (which leaves room for a request's id), yet over the payload limit.
+    stream.send(encodeFrame({ type: 'message', payload: new Uint8Array(limits.maxMessageBytes + 1) }));
+    await closed(stream);
+    expect(log.warnings.slice(before).some((w) => w.includes('oversized one-way message'))).toBe(true);
+    const early = await rpcStream();
+    early.send(encodeFrame({ type: 'message', payload: new Uint8Array([1]) }));
+    await closed(early);
+    expect(delivered).toBe(0);
+    await honestStillServed();
+  });
+
   it('closes a stream that sends garbage, and drops raw garbage on the TCP port', async () => {
     const rng = new SeededRandom(seed);
     const garbage = new Uint8Array(4096).map(() => rng.int(256));

@@ -5,7 +5,10 @@
  * Requests travel on ONE long-lived stream per (peer, application protocol),
  * opened on first use and multiplexed by request id (see frame.ts). Opening a
  * stream costs about a millisecond on loopback; a frame on an open stream
- * costs a tenth of that, which is why streams are kept.
+ * costs a tenth of that, which is why streams are kept. One-way messages
+ * (`send`) travel on the same stream as the protocol's requests, as message
+ * frames that are never answered: half the frames of a request whose reply
+ * says nothing.
  */
 import './polyfill.js';
 import { privateKeyFromProtobuf } from '@libp2p/crypto/keys';
@@ -124,6 +127,8 @@ export class Libp2pTransport implements Transport {
   private readonly inboundStreams = new Set<Stream>();
   private nextRequestId = 1;
   private abortedStreams = 0;
+  private sentMessages = 0;
+  private droppedMessages = 0;
   private readonly maxBodyBytes: number;
   private readonly gossipIdPrefix = crypto.getRandomValues(new Uint8Array(8));
   private gossipCounter = 0n;
@@ -162,12 +167,23 @@ export class Libp2pTransport implements Transport {
   }
 
   /** Counters for tests and metrics: open request streams and streams closed for misbehaviour. */
-  stats(): { inboundStreams: number; outboundChannels: number; pendingRequests: number; abortedStreams: number } {
+  stats(): {
+    inboundStreams: number;
+    outboundChannels: number;
+    pendingRequests: number;
+    abortedStreams: number;
+    /** One-way messages written to a stream. */
+    sentMessages: number;
+    /** One-way messages dropped: the stream would not open or closed first, or no handler / a full window at the peer. */
+    droppedMessages: number;
+  } {
     return {
       inboundStreams: this.inboundStreams.size,
       outboundChannels: this.channels.size,
       pendingRequests: this.requests.size,
       abortedStreams: this.abortedStreams,
+      sentMessages: this.sentMessages,
+      droppedMessages: this.droppedMessages,
     };
   }
 
@@ -294,6 +310,26 @@ export class Libp2pTransport implements Transport {
       );
     }
     return response;
+  }
+
+  send(peer: PeerId, protocol: string, payload: Uint8Array): Promise<void> {
+    if (this.state !== 'started') return Promise.reject(new ClosedError('transport'));
+    checkProtocol(protocol);
+    if (payload.length > this.limits.maxMessageBytes) {
+      return Promise.reject(new ValueTooLargeError(payload.length, this.limits.maxMessageBytes));
+    }
+    if (peer === this.peerId) return Promise.reject(new UnavailableError('cannot send a message to self', { peer }));
+    const frame = encodeFrame({ type: 'message', payload });
+    const channel = this.channelFor(peer, protocol);
+    if (channel.stream) return this.writeMessage(channel, frame);
+    // Frames queue behind the stream's opening in send order (each waits on the same promise).
+    return this.openChannel(channel).then(
+      () => this.writeMessage(channel, frame),
+      (err: ParleyError) => {
+        this.droppedMessages++;
+        throw err;
+      },
+    );
   }
 
   subscribe(topic: string, handler: GossipHandler): Unsubscribe {
@@ -426,6 +462,17 @@ export class Libp2pTransport implements Transport {
     channel.writer.write(frame);
   }
 
+  private writeMessage(channel: OutboundChannel, frame: Uint8Array): Promise<void> {
+    if (this.state !== 'started') return Promise.reject(new ClosedError('transport'));
+    if (channel.stream?.writeStatus !== 'writable' || !channel.writer) {
+      this.droppedMessages++;
+      return Promise.reject(new UnavailableError(`stream to ${channel.peer} is closed`, { peer: channel.peer }));
+    }
+    channel.writer.write(frame);
+    this.sentMessages++;
+    return Promise.resolve();
+  }
+
   private onResponse(channel: OutboundChannel, frame: Frame): void {
     if (frame.type !== 'response' && frame.type !== 'error') {
       this.log.warn('unexpected frame on a request stream', { peer: channel.peer, frame: frame.type });
@@ -509,6 +556,42 @@ export class Libp2pTransport implements Transport {
           }
           protocol = frame.protocol;
           clearTimeout(helloTimer);
+          continue;
+        }
+        if (frame.type === 'message') {
+          if (frame.payload.length > this.limits.maxMessageBytes) {
+            reject('oversized one-way message from peer; closing the stream', new DecodeError('message too large'));
+            return;
+          }
+          const handler = this.handlers.get(protocol);
+          // One-way: nothing goes back, so a message nobody can take now is dropped.
+          if (!handler || active >= this.limits.maxInFlightPerPeer) {
+            this.droppedMessages++;
+            continue;
+          }
+          const proto = protocol;
+          const failed = (err: unknown) => {
+            this.droppedMessages++;
+            this.log.debug('one-way message handler failed', { protocol: proto, error: describeError(err) });
+          };
+          let result: Promise<Uint8Array> | Uint8Array;
+          try {
+            result = handler(from, frame.payload);
+          } catch (err) {
+            failed(err);
+            continue;
+          }
+          // A handler still busy when the next message arrives holds a slot of the window.
+          if (result instanceof Promise) {
+            active++;
+            result.then(
+              () => active--,
+              (err: unknown) => {
+                active--;
+                failed(err);
+              },
+            );
+          }
           continue;
         }
         if (frame.type !== 'request') {

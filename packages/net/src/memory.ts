@@ -256,6 +256,21 @@ export class MemoryTransport implements Transport {
     return response;
   }
 
+  send(peer: PeerId, protocol: string, payload: Uint8Array): Promise<void> {
+    if (!this.running) return Promise.reject(new ClosedError('transport'));
+    if (protocol.length === 0) return Promise.reject(new InvalidArgumentError('protocol name must not be empty'));
+    if (payload.length > this.limits.maxMessageBytes) {
+      return Promise.reject(new ValueTooLargeError(payload.length, this.limits.maxMessageBytes));
+    }
+    if (!this.linked.has(peer)) return Promise.reject(new UnavailableError(`cannot reach ${peer}`, { peer }));
+    const bytes = copy(payload);
+    defer(() => {
+      if (!this.network.connected(this.peerId, peer)) return; // lost with the link
+      this.network.member(peer)?.receiveMessage(this.peerId, protocol, bytes);
+    });
+    return Promise.resolve();
+  }
+
   subscribe(topic: string, handler: GossipHandler): Unsubscribe {
     let set = this.gossipHandlers.get(topic);
     if (!set) {
@@ -328,6 +343,20 @@ export class MemoryTransport implements Transport {
       }
       this.log.warn('request handler threw a non-Parley error', { protocol, error: describeError(err) });
       return { ok: false, code: 'unavailable', message: `handler for '${protocol}' failed`, details: {} };
+    }
+  }
+
+  /** @internal A one-way message arrived from `from`: the handler's answer, or failure, goes nowhere. */
+  receiveMessage(from: PeerId, protocol: string, payload: Uint8Array): void {
+    const handler = this.running ? this.handlers.get(protocol) : undefined;
+    if (!handler) return;
+    const failed = (err: unknown) =>
+      this.log.debug('one-way message handler failed', { protocol, error: describeError(err) });
+    try {
+      const result = handler(from, payload);
+      if (result instanceof Promise) result.catch(failed);
+    } catch (err) {
+      failed(err);
     }
   }
 

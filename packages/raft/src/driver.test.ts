@@ -78,6 +78,12 @@ class Loopback {
         if (!h) throw new ClosedError(peer);
         return await h(id, payload);
       },
+      async send(peer, protocol, payload) {
+        if (self.down.has(peer) || self.down.has(id)) throw new UnavailableError('down');
+        const h = self.handlers.get(peer)?.get(protocol);
+        if (!h) return; // one way: refused at the peer, dropped
+        await h(id, payload);
+      },
       subscribe: (_t: string, _h: GossipHandler) => () => {},
       async publish() {},
       peers: () => [...self.handlers.keys()].filter((p) => p !== id),
@@ -331,12 +337,12 @@ async function harness(
     const inner = net.transport(id);
     const transport: Transport = {
       ...inner,
-      request(peer, protocol, payload) {
+      send(peer, protocol, payload) {
         if (protocol === RAFT_PROTOCOL) {
           const m = decodeMessage(payload);
           sent.push({ by: id, m, undurable: undurable(storage, m) });
         }
-        return inner.request(peer, protocol, payload);
+        return inner.send(peer, protocol, payload);
       },
     };
     const scheduler = new Pausable(time);

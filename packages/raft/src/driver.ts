@@ -17,7 +17,7 @@ import type { ProposalResult, RaftConfig } from './raft.js';
 import { RawNode } from './rawnode.js';
 import type { ConfChange, Message, ReadState, SoftState, Status } from './types.js';
 
-/** The one request/response protocol Raft messages travel on (fire-and-forget: the reply is empty). */
+/** The protocol Raft messages travel on, one way (`Transport.send`): Raft's own replies are messages too. */
 export const RAFT_PROTOCOL = '/parley/raft/1';
 
 const EMPTY = new Uint8Array(0);
@@ -89,7 +89,7 @@ export class RaftDriver {
   private pendingTicks = 0;
   /** With a clock: when the tick timer last fired. */
   private lastTickAtMs: number | undefined;
-  /** Peers whose requests failed, reported to the core between Readys (bounded by the peers sent to). */
+  /** Peers a message could not be sent to, reported to the core between Readys (bounded by the peers sent to). */
   private unreachable = new Set<PeerId>();
   private running = false;
   private scheduled = false;
@@ -102,6 +102,8 @@ export class RaftDriver {
   private applyingThroughIndex: number | undefined;
   /** Messages dropped because the inbox was full or undecodable. */
   droppedMessages = 0;
+  /** Outbound messages the transport refused (peer unreachable, stopped): dropped, the peer reported unreachable. */
+  unsentMessages = 0;
   /** Saves written without sync (only the commit index moved). */
   unsyncedSaves = 0;
   /** The fatal error that stopped the driver (a failed save, a state machine that threw), if any. */
@@ -365,11 +367,13 @@ export class RaftDriver {
 
   private send(m: Message): void {
     const to = m.to;
-    this.opts.transport.request(to, RAFT_PROTOCOL, encodeMessage(m)).then(
+    // One way: Raft's answers are messages of their own, and a lost message is retransmitted.
+    this.opts.transport.send(to, RAFT_PROTOCOL, encodeMessage(m)).then(
       () => {},
       () => {
-        // Lost or refused: Raft retransmits; a leader probes the peer again. The
-        // failure may land between ready() and advance(): queue it like input.
+        // Refused (the peer is unreachable now): dropped, and the leader probes the peer again.
+        // The failure may land between ready() and advance(): queue it like input.
+        this.unsentMessages++;
         if (this.stopped) return;
         this.unreachable.add(to);
         this.kick();

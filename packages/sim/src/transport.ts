@@ -157,6 +157,22 @@ export class SimTransport implements Transport {
     });
   }
 
+  send(peer: PeerId, protocol: string, payload: Uint8Array): Promise<void> {
+    if (this.state === 'dead') return new Promise(() => {});
+    if (this.state !== 'started') return Promise.reject(new ClosedError('transport'));
+    if (payload.length > this.limits.maxMessageBytes) {
+      return Promise.reject(new ValueTooLargeError(payload.length, this.limits.maxMessageBytes));
+    }
+    if (peer === this.peerId || !this.network.isConnected(this.peerId, peer)) {
+      return Promise.reject(new UnavailableError(`peer ${peer} is not reachable`, { peer }));
+    }
+    const body = payload.slice();
+    this.network.send(this.peerId, peer, `msg:${protocol}`, () =>
+      this.lookup(peer)?.receive(this.peerId, protocol, body),
+    );
+    return Promise.resolve();
+  }
+
   subscribe(topic: string, handler: GossipHandler): Unsubscribe {
     let set = this.topics.get(topic);
     if (!set) {
@@ -238,6 +254,19 @@ export class SimTransport implements Transport {
         }
       },
     );
+  }
+
+  /** @internal A one-way message arrived (runs as this host): the handler's answer, or failure, goes nowhere. */
+  receive(from: PeerId, protocol: string, payload: Uint8Array): void {
+    if (this.state !== 'started') return;
+    const handler = this.handlers.get(protocol);
+    if (!handler) return;
+    try {
+      const result = handler(from, payload);
+      if (result instanceof Promise) result.catch(() => {});
+    } catch {
+      // Dropped, as a request's failure would be answered with an error and then ignored.
+    }
   }
 
   /** @internal Gossip arrived (runs as this host). */

@@ -293,6 +293,63 @@ export function transportCompliance(name: string, target: ComplianceTarget): voi
       expect(text(await h.settle(h.at(0).request(target, 'hold', bytes('after'))))).toBe('after');
     });
 
+    it('delivers one-way messages to the protocol’s handler in send order, ahead of a later request', async () => {
+      const seen: Array<{ from: PeerId; message: string }> = [];
+      h.at(1).handle('oneway', (from, message) => {
+        seen.push({ from, message: text(message) });
+        return bytes('discarded');
+      });
+      const sent = Array.from({ length: 40 }, (_, i) => `m-${i}`);
+      // More than the in-flight window: one-way messages hold no slot of it.
+      const sends = sent.map((m) => h.at(0).send(h.at(1).peerId, 'oneway', bytes(m)));
+      await expect(h.settle(Promise.all(sends))).resolves.toHaveLength(sent.length);
+      // A request on the same protocol travels behind them.
+      expect(text(await h.settle(h.at(0).request(h.at(1).peerId, 'oneway', bytes('last'))))).toBe('discarded');
+      expect(seen.map((s) => s.message)).toEqual([...sent, 'last']);
+      for (const s of seen) expect(s.from).toBe(h.at(0).peerId);
+    });
+
+    it('carries a one-way message of maxMessageBytes intact, and rejects a larger one with value_too_large', async () => {
+      const sizes: number[] = [];
+      let last: Uint8Array | undefined;
+      h.at(2).handle('oneway-big', (_from, message) => {
+        sizes.push(message.length);
+        last = message.slice();
+        return bytes('');
+      });
+      const payload = new Uint8Array(COMPLIANCE_LIMITS.maxMessageBytes);
+      for (let i = 0; i < payload.length; i++) payload[i] = (i * 17 + 3) & 0xff;
+      const err = await h.rejection(
+        h.at(0).send(h.at(2).peerId, 'oneway-big', new Uint8Array(COMPLIANCE_LIMITS.maxMessageBytes + 1)),
+      );
+      expect(err.code).toBe('value_too_large');
+      await h.settle(h.at(0).send(h.at(2).peerId, 'oneway-big', payload));
+      await h.waitFor(() => sizes.length > 0);
+      await h.settle(h.at(0).request(h.at(2).peerId, 'oneway-big', bytes('flush')));
+      expect(sizes).toEqual([payload.length, 5]);
+      expect(last && Buffer.from(last).equals(Buffer.from('flush'))).toBe(true);
+    });
+
+    it('drops a one-way message the peer cannot take, and keeps serving the sender', async () => {
+      let thrown = 0;
+      h.at(1).handle('oneway-throws', () => {
+        thrown++;
+        throw new ParleyError('not_leader', 'no');
+      });
+      h.at(1).handle('oneway-rejects', () => {
+        thrown++;
+        return Promise.reject(new TypeError('boom'));
+      });
+      await h.settle(h.at(0).send(h.at(1).peerId, 'oneway-nobody', bytes('lost')));
+      await h.settle(h.at(0).send(h.at(1).peerId, 'oneway-throws', bytes('x')));
+      await h.settle(h.at(0).send(h.at(1).peerId, 'oneway-rejects', bytes('y')));
+      await h.waitFor(() => thrown === 2);
+      h.at(1).handle('oneway-after', (_from, message) => message);
+      expect(text(await h.settle(h.at(0).request(h.at(1).peerId, 'oneway-after', bytes('still'))))).toBe('still');
+      const unknown = await h.rejection(h.at(0).send('12D3KooWUnknownPeerThatDoesNotExist', 'oneway', bytes('')));
+      expect(unknown.code).toBe('unavailable');
+    });
+
     it('delivers gossip to every subscriber with the origin’s peer id, and not to the publisher', async () => {
       const got: Array<{ at: number; from: PeerId; message: string }> = [];
       const unsubs = [0, 1, 2].map((i) =>
@@ -433,6 +490,7 @@ export function transportCompliance(name: string, target: ComplianceTarget): voi
         expect((await h.rejection(stuck)).code).toBe('closed');
         expect((await h.rejection(a.request(b.peerId, 'never', bytes('')))).code).toBe('closed');
         expect((await h.rejection(a.publish('t', bytes('')))).code).toBe('closed');
+        expect((await h.rejection(a.send(b.peerId, 'never', bytes('')))).code).toBe('closed');
         expect(a.peers()).toEqual([]);
       } finally {
         await cluster.close();

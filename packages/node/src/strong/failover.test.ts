@@ -29,8 +29,9 @@ const ATTEMPT_MS = FAST.attemptTimeoutMs as number;
 
 /**
  * A transport that goes silent while its host (or the peer it talks to) is
- * frozen: requests get no answer and time out as a real one would, incoming
- * requests are never answered; the connection stays up.
+ * frozen: requests get no answer and time out as a real one would, one-way
+ * messages vanish, incoming requests are never answered; the connection
+ * stays up.
  */
 function freezable(t: MemoryTransport, frozen: Set<PeerId>): Transport {
   const silent = (self: PeerId, peer: PeerId) => frozen.has(self) || frozen.has(peer);
@@ -44,6 +45,10 @@ function freezable(t: MemoryTransport, frozen: Set<PeerId>): Transport {
             setTimeout(() => reject(new TimeoutError(`request to ${peer} timed out after ${ms} ms`)), ms);
           });
         };
+      }
+      if (prop === 'send') {
+        return (peer: PeerId, protocol: string, payload: Uint8Array) =>
+          silent(target.peerId, peer) ? Promise.resolve() : target.send(peer, protocol, payload);
       }
       if (prop === 'handle') {
         return (protocol: string, handler: RequestHandler) =>

@@ -159,7 +159,7 @@ export const PLANTS: readonly Plant[] = [
     module: 'coord/family',
     scenario: 'coord-5-partition',
     firstSeed: 1,
-    budget: 10,
+    budget: 20,
   },
   {
     name: 'lease-ignores-drift-margin',
@@ -243,7 +243,7 @@ export const PLANTS: readonly Plant[] = [
     module: 'node-strong/sessions',
     scenario: 'node-strong-3-fail-fast',
     firstSeed: 1,
-    budget: 5,
+    budget: 15,
   },
   {
     name: 'queue-requeue-forgotten',

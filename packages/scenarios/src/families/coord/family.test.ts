@@ -4,7 +4,7 @@ import { runSweep } from '../../sweep.js';
 import '../index.js';
 
 /** The CI-sized coord sweep: every coord-* scenario on a fixed block of seeds (the full sweep is `npm run sim`). */
-const CI_SEEDS = 4;
+const CI_SEEDS = 5;
 const FIRST_SEED = 30_000;
 
 describe('coord-* CI sweep', () => {

@@ -39,8 +39,8 @@ describe('PersistProbe (persist before send)', () => {
 
     // The save takes 20 ms: replies sent before it resolves promise what the disk lacks.
     const saved = storage!.save({ entries: [entry(1, 1), entry(2, 1)], hardState: { term: 2, vote: 'b', commit: 0 } });
-    void transport!.request('b', RAFT_PROTOCOL, ack(2)).catch(() => {});
-    void transport!.request('b', RAFT_PROTOCOL, vote).catch(() => {});
+    void transport!.send('b', RAFT_PROTOCOL, ack(2)).catch(() => {});
+    void transport!.send('b', RAFT_PROTOCOL, vote).catch(() => {});
     expect(breaches).toEqual([
       'a acknowledged index 2 to b while its disk holds 0',
       "a granted its vote in term 2 to b while its disk records term 0, vote ''",
@@ -51,13 +51,13 @@ describe('PersistProbe (persist before send)', () => {
     await sim.runFor(25);
     await saved;
     expect(probe!.durableLast).toBe(2);
-    void transport!.request('b', RAFT_PROTOCOL, ack(2)).catch(() => {});
-    void transport!.request('b', RAFT_PROTOCOL, vote).catch(() => {});
+    void transport!.send('b', RAFT_PROTOCOL, ack(2)).catch(() => {});
+    void transport!.send('b', RAFT_PROTOCOL, vote).catch(() => {});
     expect(breaches).toHaveLength(2);
 
     // A truncated suffix: index 2 rewritten in term 3, acknowledged before the rewrite is durable.
     void storage!.save({ entries: [entry(2, 3)] });
-    void transport!.request('b', RAFT_PROTOCOL, ack(2)).catch(() => {});
+    void transport!.send('b', RAFT_PROTOCOL, ack(2)).catch(() => {});
     expect(breaches[2]).toBe('a acknowledged index 2 (term 3) to b while its disk holds term 1 there');
     await sim.runFor(25);
 
@@ -72,9 +72,9 @@ describe('PersistProbe (persist before send)', () => {
     };
     await Promise.all([sim.runFor(25), storage!.save({ snapshot, hardState: { term: 5, vote: '', commit: 3 } })]);
     expect(probe!.durableLast).toBe(3);
-    void transport!.request('b', RAFT_PROTOCOL, ack(3)).catch(() => {});
+    void transport!.send('b', RAFT_PROTOCOL, ack(3)).catch(() => {});
     expect(breaches).toHaveLength(3);
-    void transport!.request('b', RAFT_PROTOCOL, ack(4)).catch(() => {});
+    void transport!.send('b', RAFT_PROTOCOL, ack(4)).catch(() => {});
     expect(breaches[3]).toBe('a acknowledged index 4 to b while its disk holds 3');
   });
 });

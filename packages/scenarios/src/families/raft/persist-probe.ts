@@ -69,7 +69,11 @@ export class PersistProbe {
       if (protocol === RAFT_PROTOCOL) this.inspect(payload);
       return transport.request(peer, protocol, payload, options);
     };
-    return proxy(transport, { request });
+    const send = (peer: PeerId, protocol: string, payload: Uint8Array) => {
+      if (protocol === RAFT_PROTOCOL) this.inspect(payload);
+      return transport.send(peer, protocol, payload);
+    };
+    return proxy(transport, { request, send });
   }
 
   private inspect(payload: Uint8Array): void {
