@@ -67,6 +67,17 @@ export class CoordStateMachine {
     return this.s.nowMs;
   }
 
+  /**
+   * A lower bound on the earliest deadline `expire` acts on (entry and lock
+   * expiry, waiter timeouts, idle-slot retention, session expiry), in
+   * state-machine time: +Infinity when nothing can fall due, -Infinity after
+   * a restore until the next `expire` has scanned. While `timeMs` is below
+   * it, an `expire` changes nothing but the time.
+   */
+  get nextDueMs(): number {
+    return this.s.nextDueMs;
+  }
+
   /** The log position of the last applied command (or of the restored snapshot). */
   get applied(): LogPosition {
     return { index: this.s.lastIndex, term: this.s.lastTerm };

@@ -43,7 +43,12 @@ export interface StrongOptions {
   callTimeoutMs?: number;
   /** Bound of one forwarded attempt before it is re-sent (default 3000 ms; blocking lock waits excepted). */
   attemptTimeoutMs?: number;
-  /** How often the leader proposes `expire` (default 1000 ms). */
+  /**
+   * The shortest interval between two `expire` proposals of a leader (default
+   * 1000 ms). It proposes one only when something may have fallen due or
+   * state-machine time lags its clock by `maxTimeStepMs / 2`: an idle group
+   * writes nothing for seconds at a time.
+   */
   expireEveryMs?: number;
   /** Client sessions this node keeps open at most (default 16; each a window of 32 calls). */
   maxSessions?: number;

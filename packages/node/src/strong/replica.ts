@@ -9,9 +9,9 @@
  * As leader it stamps each command with its clock and proposes it, answers
  * the proposer once the entry is applied (by the command's session and
  * sequence number: coord's session table is the only dedupe), serves reads
- * by ReadIndex, proposes `expire` after winning an election and every
- * `expireEveryMs`. A leader that steps down fails its pending proposals and
- * reads at once with `not_leader` (the caller retries on the new leader; a
+ * by ReadIndex, proposes `expire` after winning an election and, at most
+ * every `expireEveryMs`, when something may be due. A leader that steps
+ * down fails its pending proposals and reads at once with `not_leader` (the caller retries on the new leader; a
  * proposal that commits anyway is answered from the session table).
  * Snapshots of the coord state are taken every N entries or bytes and the
  * log is compacted behind them.
@@ -567,14 +567,28 @@ export class StrongReplica {
     for (const r of reads) r.reject(err);
   }
 
-  /** Leader duty: `expire` after winning an election and every `expireEveryMs`. */
+  /**
+   * Leader duty: `expire` after winning an election, then at most every
+   * `expireEveryMs`, and only when it has work: something may have fallen due
+   * (the clock reached the state machine's `nextDueMs`), or state-machine
+   * time lags the clock by half of `maxTimeStepMs`. The second keeps that
+   * time current on an idle group, so the command after a quiet stretch
+   * still judges deadlines at the clock's time (one command moves the time
+   * at most `maxTimeStepMs`). An idle group with nothing to expire proposes
+   * once per `maxTimeStepMs / 2` instead of once per `expireEveryMs`.
+   */
+  private expireDue(): boolean {
+    const now = this.stampMs();
+    return now >= this.sm.nextDueMs || now - this.sm.timeMs >= this.sm.limits.maxTimeStepMs / 2;
+  }
+
   private leaderLoop(): void {
     const step = () => {
       if (this.stopped) return;
       const raft = this.driver.probe;
       if (raft.state === 'leader') {
         this.sinceExpireMs += this.options.tickMs;
-        if (raft.term !== this.leaderTerm || this.sinceExpireMs >= this.options.expireEveryMs) {
+        if (raft.term !== this.leaderTerm || (this.sinceExpireMs >= this.options.expireEveryMs && this.expireDue())) {
           try {
             this.driver.propose(encodeCommand({ nowMs: this.stampMs(), op: { type: 'expire' } }));
             this.leaderTerm = raft.term;
