@@ -33,7 +33,6 @@ import {
   type Unsubscribe,
   ValueTooLargeError,
 } from '@parley/interface';
-import { FrameBatcher } from './batcher.js';
 import {
   decodeFrameBody,
   decodeGossip,
@@ -52,6 +51,7 @@ import { DEFAULT_LIBP2P_LIMITS, type Libp2pLimits } from './libp2p-limits.js';
 import { createParleyLibp2p, type Services } from './libp2p-node.js';
 import { describeError, type NetLogger, stderrLogger } from './logger.js';
 import { PendingRequests } from './pending.js';
+import { FrameBatcher } from './stream-batching.js';
 
 export { DEFAULT_LIBP2P_LIMITS, type Libp2pLimits } from './libp2p-limits.js';
 
