@@ -280,7 +280,9 @@ export const PLANTS: readonly Plant[] = [
     module: 'node-strong/reads',
     scenario: 'node-strong-3-reads',
     firstSeed: 1,
-    budget: 10,
+    // Caught at seed 17 since an idle leader stopped proposing `expire` every second: fewer
+    // entries in the log, so a member lags its read point by enough entries less often.
+    budget: 25,
   },
   {
     name: 'serializable-read-unapplied-state',
