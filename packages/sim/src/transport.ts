@@ -127,7 +127,12 @@ export class SimTransport implements Transport {
     return this.network.peersOf(this.peerId);
   }
 
-  request(peer: PeerId, protocol: string, payload: Uint8Array, options: RequestOptions = {}): Promise<Uint8Array> {
+  /**
+   * What `request` and `send` answer at once, before anything is sent: a dead
+   * transport never answers, a stopped one is closed, an oversized payload or
+   * an unreachable peer is refused.
+   */
+  private refusal(peer: PeerId, payload: Uint8Array): Promise<never> | undefined {
     if (this.state === 'dead') return new Promise(() => {});
     if (this.state !== 'started') return Promise.reject(new ClosedError('transport'));
     if (payload.length > this.limits.maxMessageBytes) {
@@ -136,6 +141,12 @@ export class SimTransport implements Transport {
     if (peer === this.peerId || !this.network.isConnected(this.peerId, peer)) {
       return Promise.reject(new UnavailableError(`peer ${peer} is not reachable`, { peer }));
     }
+    return undefined;
+  }
+
+  request(peer: PeerId, protocol: string, payload: Uint8Array, options: RequestOptions = {}): Promise<Uint8Array> {
+    const refused = this.refusal(peer, payload);
+    if (refused) return refused;
     const inFlight = this.inFlight.get(peer) ?? 0;
     if (inFlight >= this.limits.maxInFlightPerPeer) {
       return Promise.reject(new UnavailableError(`${inFlight} requests already in flight to ${peer}`, { peer }));
@@ -158,14 +169,8 @@ export class SimTransport implements Transport {
   }
 
   send(peer: PeerId, protocol: string, payload: Uint8Array): Promise<void> {
-    if (this.state === 'dead') return new Promise(() => {});
-    if (this.state !== 'started') return Promise.reject(new ClosedError('transport'));
-    if (payload.length > this.limits.maxMessageBytes) {
-      return Promise.reject(new ValueTooLargeError(payload.length, this.limits.maxMessageBytes));
-    }
-    if (peer === this.peerId || !this.network.isConnected(this.peerId, peer)) {
-      return Promise.reject(new UnavailableError(`peer ${peer} is not reachable`, { peer }));
-    }
+    const refused = this.refusal(peer, payload);
+    if (refused) return refused;
     const body = payload.slice();
     this.network.send(this.peerId, peer, `msg:${protocol}`, () =>
       this.lookup(peer)?.receive(this.peerId, protocol, body),

@@ -257,22 +257,16 @@ async function strongSide(): Promise<void> {
     const coldN = Math.min(coldOf(cold.parley).length, coldOf(cold.etcd).length);
     extra.warmups = warmups;
     rows.push(
-      compareRow({
-        name: `strong write p50, 1 client, sequential, cold (first ${coldN} writes after start)`,
-        unit: 'ms',
-        better: 'lower',
-        value: spread([quantile(coldOf(cold.parley), 0.5)]),
-        anchor: 'etcd',
-        anchorValue: spread([quantile(coldOf(cold.etcd), 0.5)]),
-      }),
-      compareRow({
-        name: `strong write p99, 1 client, sequential, cold (first ${coldN} writes after start)`,
-        unit: 'ms',
-        better: 'lower',
-        value: spread([quantile(coldOf(cold.parley), 0.99)]),
-        anchor: 'etcd',
-        anchorValue: spread([quantile(coldOf(cold.etcd), 0.99)]),
-      }),
+      ...([50, 99] as const).map((p) =>
+        compareRow({
+          name: `strong write p${p}, 1 client, sequential, cold (first ${coldN} writes after start)`,
+          unit: 'ms',
+          better: 'lower',
+          value: spread([quantile(coldOf(cold.parley), p / 100)]),
+          anchor: 'etcd',
+          anchorValue: spread([quantile(coldOf(cold.etcd), p / 100)]),
+        }),
+      ),
     );
     rows.push(
       compareRow({
