@@ -24,6 +24,8 @@ export const ERROR_STATUS = {
   timeout: 504,
   /** A bounded-staleness read the member asked could not prove within its bound (retry, or read elsewhere). */
   staleness_exceeded: 503,
+  /** The node asked has not yet seen what the call's session token covers, within the call's wait (retry, or ask elsewhere). */
+  session_behind: 503,
   outcome_unknown: 504,
   /** A watch's resume point is no longer kept (HTTP 410 Gone): watch again, then list. */
   compacted: 410,
@@ -44,6 +46,7 @@ export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'timeout',
   'closed',
   'staleness_exceeded',
+  'session_behind',
 ]);
 
 export class ParleyError extends Error {
@@ -178,6 +181,18 @@ export class NamespaceFullError extends ParleyError {
 export class StalenessExceededError extends ParleyError {
   constructor(message: string, details: Record<string, unknown> = {}) {
     super('staleness_exceeded', message, details);
+  }
+}
+
+/**
+ * A call with a session token reached a node that has not seen everything the
+ * token covers (writes of the session, or writes its reads saw), and it did not
+ * catch up within the call's wait: nothing was read or written (retryable: a
+ * moment later, or on another node). Never answered with less than the token.
+ */
+export class SessionBehindError extends ParleyError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('session_behind', message, details);
   }
 }
 

@@ -31,6 +31,7 @@ import type {
 } from '@parley/interface';
 import type { NodeEvents } from './context.js';
 import type { QueueOptions, StrongQueue } from './queue-api.js';
+import type { Session } from './session/session.js';
 
 export type { JsonValue } from '@parley/coord';
 
@@ -55,6 +56,13 @@ export interface EventualWriteOptions {
    * Without it, of the replicas known and never of this node alone.
    */
   replicas?: number;
+  /**
+   * Read-your-writes, monotonic reads and writes, and writes-follow-reads across calls
+   * and nodes (docs/guarantees.md, "Sessions"): the call waits, at most `timeoutMs`, until
+   * this node has seen what the session covers, else fails with `session_behind` and does
+   * nothing; on success the session moves forward to what the call wrote or saw.
+   */
+  session?: Session;
 }
 
 export interface EventualReadOptions {
@@ -62,6 +70,13 @@ export interface EventualReadOptions {
   timeoutMs?: number;
   /** For 'majority': as EventualWriteOptions.replicas. */
   replicas?: number;
+  /**
+   * Read-your-writes, monotonic reads and writes, and writes-follow-reads across calls
+   * and nodes (docs/guarantees.md, "Sessions"): the call waits, at most `timeoutMs`, until
+   * this node has seen what the session covers, else fails with `session_behind` and does
+   * nothing; on success the session moves forward to what the call wrote or saw.
+   */
+  session?: Session;
 }
 
 export type { EventualChange, EventualSetResult, WatchOptions, WriteOperation } from '@parley/interface';
@@ -134,6 +149,13 @@ export interface StrongWriteOptions {
   fence?: FenceToken;
   /** Abort the call (`timeout`) after this long; default 10,000 ms. */
   timeoutMs?: number;
+  /**
+   * Read-your-writes, monotonic reads and writes, and writes-follow-reads across calls
+   * and nodes (docs/guarantees.md, "Sessions"): the call waits, at most `timeoutMs`, until
+   * this node has seen what the session covers, else fails with `session_behind` and does
+   * nothing; on success the session moves forward to what the call wrote or saw.
+   */
+  session?: Session;
 }
 
 /**
@@ -152,6 +174,13 @@ export interface StrongReadOptions {
   maxLagEntries?: number;
   /** Abort the call (`timeout`) after this long; default 10,000 ms. */
   timeoutMs?: number;
+  /**
+   * Read-your-writes, monotonic reads and writes, and writes-follow-reads across calls
+   * and nodes (docs/guarantees.md, "Sessions"): the call waits, at most `timeoutMs`, until
+   * this node has seen what the session covers, else fails with `session_behind` and does
+   * nothing; on success the session moves forward to what the call wrote or saw.
+   */
+  session?: Session;
 }
 
 /** `strong(ns).list`: the query and how fresh the page must be. */
@@ -196,13 +225,13 @@ export interface StrongNamespace {
   readonly name: string;
   set(key: string, value: JsonValue, options?: StrongWriteOptions): Promise<StrongSetResult>;
   get(key: string, options?: StrongReadOptions): Promise<StrongEntry | undefined>;
-  delete(key: string, options?: { ifVersion?: string; fence?: FenceToken }): Promise<boolean>;
+  delete(key: string, options?: { ifVersion?: string; fence?: FenceToken; session?: Session }): Promise<boolean>;
   list(query?: StrongListQuery): Promise<ListPage<StrongEntry>>;
   deleteNamespace(options: {
     confirm: boolean;
     pattern?: string;
   }): Promise<{ deleted_count: number; namespace: string; pattern_used: string }>;
-  claim(key: string, value: JsonValue, options?: { ttl?: number }): Promise<ClaimResult>;
+  claim(key: string, value: JsonValue, options?: { ttl?: number; session?: Session }): Promise<ClaimResult>;
   lease(key: string, options: { ttl: number; holder: string; state?: JsonValue }): Promise<Lease>;
   attach(key: string, holder: string): Promise<Lease | undefined>;
   /** A JSON document at `key`, changed by read, apply, compare-and-swap (retried on conflict). */
