@@ -21,6 +21,7 @@ import {
   nsKeyParams,
   okEnvelope,
 } from '../schemas.js';
+import { answerSession, sessionOf } from '../session-header.js';
 import { isoMicros } from '../time.js';
 import { wireEntry, wireLease } from '../wire.js';
 import type { RouteDeps } from './types.js';
@@ -57,7 +58,9 @@ export function registerCoordinationRoutes(app: FastifyInstance, { node }: Route
     async (request, reply) => {
       const { ns, key } = request.params as NsKey;
       const body = request.body as { value: JsonValue; ttl_seconds?: number };
-      const result = await node.strong(ns).claim(key, body.value, { ttl: body.ttl_seconds });
+      const session = sessionOf(request);
+      const result = await node.strong(ns).claim(key, body.value, { ttl: body.ttl_seconds, session });
+      answerSession(reply, session);
       return sendOk(reply, result.won ? 201 : 200, {
         won: result.won,
         value: result.value,

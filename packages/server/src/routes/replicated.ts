@@ -20,6 +20,7 @@ import {
   replicatedReadQuery,
   replicatedSetBody,
 } from '../schemas.js';
+import { answerSession, sessionOf } from '../session-header.js';
 import { wireEntry } from '../wire.js';
 import { checkWatchQuery, type ListQueryText, listQueryOf } from './query.js';
 import type { RouteDeps } from './types.js';
@@ -71,7 +72,11 @@ export function registerReplicatedRoutes(app: FastifyInstance, deps: RouteDeps):
     async (request, reply) => {
       const { ns, key } = request.params as NsKey;
       const body = request.body as Majority & { value: JsonValue; ttl_seconds?: number };
-      const entry = await node.eventual(ns).set(key, body.value, { ttl: body.ttl_seconds, ...majorityOf(body) });
+      const session = sessionOf(request);
+      const entry = await node
+        .eventual(ns)
+        .set(key, body.value, { ttl: body.ttl_seconds, ...majorityOf(body), session });
+      answerSession(reply, session);
       return sendOk(reply, entry.operation === 'created' ? 201 : 200, wireEntry(entry, entry.operation));
     },
   );
@@ -90,9 +95,11 @@ export function registerReplicatedRoutes(app: FastifyInstance, deps: RouteDeps):
     async (request, reply) => {
       const { ns, key } = request.params as NsKey;
       const body = (request.body ?? {}) as Majority & { by?: number; ttl_seconds?: number };
+      const session = sessionOf(request);
       const entry = await node
         .eventual(ns)
-        .increment(key, body.by ?? 1, { ttl: body.ttl_seconds, ...majorityOf(body) });
+        .increment(key, body.by ?? 1, { ttl: body.ttl_seconds, ...majorityOf(body), session });
+      answerSession(reply, session);
       return sendOk(reply, 200, wireEntry(entry));
     },
   );
@@ -110,7 +117,9 @@ export function registerReplicatedRoutes(app: FastifyInstance, deps: RouteDeps):
     },
     async (request, reply) => {
       const { ns, key } = request.params as NsKey;
-      const entry = await node.eventual(ns).get(key, majorityOf(readQuery(request.query)));
+      const session = sessionOf(request);
+      const entry = await node.eventual(ns).get(key, { ...majorityOf(readQuery(request.query)), session });
+      answerSession(reply, session);
       if (entry === undefined) throw new KeyNotFoundError(ns, key);
       return sendOk(reply, 200, wireEntry(entry));
     },
@@ -135,7 +144,9 @@ export function registerReplicatedRoutes(app: FastifyInstance, deps: RouteDeps):
     },
     async (request, reply) => {
       const { ns, key } = request.params as NsKey;
-      const deleted = await node.eventual(ns).delete(key, majorityOf(readQuery(request.query)));
+      const session = sessionOf(request);
+      const deleted = await node.eventual(ns).delete(key, { ...majorityOf(readQuery(request.query)), session });
+      answerSession(reply, session);
       if (!deleted) throw new KeyNotFoundError(ns, key);
       return sendOk(reply, 200, { namespace: ns, key, deleted: true });
     },

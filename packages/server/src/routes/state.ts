@@ -21,6 +21,7 @@ import {
   strongListQuery,
   strongReadQuery,
 } from '../schemas.js';
+import { answerSession, sessionOf } from '../session-header.js';
 import { wireEntry } from '../wire.js';
 import { intInRange, type ListQueryText, listQueryOf, type StrongReadText, strongReadOf } from './query.js';
 import type { RouteDeps } from './types.js';
@@ -72,12 +73,15 @@ export function registerStateRoutes(app: FastifyInstance, { node, ...deps }: Rou
       if (body.if_not_exists === true && body.if_version_matches !== undefined) {
         throw new HttpError('invalid_argument', 'if_not_exists and if_version_matches exclude each other');
       }
+      const session = sessionOf(request);
       const result = await node.strong(params.ns).set(params.key, body.value, {
         ttl: body.ttl_seconds,
         ifNotExists: body.if_not_exists,
         ifVersion: body.if_version_matches,
         fence: fenceOf(params, body.fence),
+        session,
       });
+      answerSession(reply, session);
       const status = result.operation === 'created' ? 201 : 200;
       return sendOk(reply, status, wireEntry(result, result.operation));
     },
@@ -97,7 +101,9 @@ export function registerStateRoutes(app: FastifyInstance, { node, ...deps }: Rou
     },
     async (request, reply) => {
       const { ns, key } = request.params as NsKey;
-      const entry = await node.strong(ns).get(key, strongReadOf(request.query as StrongReadText));
+      const session = sessionOf(request);
+      const entry = await node.strong(ns).get(key, { ...strongReadOf(request.query as StrongReadText), session });
+      answerSession(reply, session);
       if (entry === undefined) throw new KeyNotFoundError(ns, key);
       return sendOk(reply, 200, wireEntry(entry));
     },
@@ -139,7 +145,11 @@ export function registerStateRoutes(app: FastifyInstance, { node, ...deps }: Rou
               key: query.fence_key ?? params.key,
               fence: intInRange('fence', query.fence, 1, Number.MAX_SAFE_INTEGER),
             };
-      const deleted = await node.strong(params.ns).delete(params.key, { ifVersion: query.if_version_matches, fence });
+      const session = sessionOf(request);
+      const deleted = await node
+        .strong(params.ns)
+        .delete(params.key, { ifVersion: query.if_version_matches, fence, session });
+      answerSession(reply, session);
       if (!deleted) throw new KeyNotFoundError(params.ns, params.key);
       return sendOk(reply, 200, { namespace: params.ns, key: params.key, deleted: true });
     },
@@ -177,7 +187,9 @@ export function registerStateRoutes(app: FastifyInstance, { node, ...deps }: Rou
         }
         return watchStrong(request, reply, ns, query, { node, ...deps });
       }
-      const page = await node.strong(ns).list({ ...listQueryOf(query), ...strongReadOf(query) });
+      const session = sessionOf(request);
+      const page = await node.strong(ns).list({ ...listQueryOf(query), ...strongReadOf(query), session });
+      answerSession(reply, session);
       return sendOk(reply, 200, {
         namespace: ns,
         items: page.items.map((e) => wireEntry(e)),
