@@ -20,6 +20,14 @@ export class ApiError extends Error {
 /** A failure of the command line itself (bad flag value, refused confirmation). */
 export class UsageError extends Error {}
 
+/** The session a command carries: the token it sends, and what to do with the one the node answers. */
+export interface SessionCarrier {
+  /** The token to send ('' for a new session). */
+  token(): Promise<string>;
+  /** Keeps the token the node answered. */
+  update(token: string): Promise<void>;
+}
+
 export interface ClientOptions {
   endpoint: string;
   token?: string;
@@ -27,7 +35,12 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** CA certificates (PEM) to trust for an https endpoint, besides the system's (`--cacert`). */
   ca?: string | Buffer;
+  /** `--session`: every call sends its token as `Parley-Session` and keeps the one the node answers. */
+  session?: SessionCarrier;
 }
+
+/** The session header, in and out (docs/http-api.md, "Sessions"). */
+const SESSION_HEADER = 'parley-session';
 
 /** A watch response as it starts: its status, then its body as it streams. */
 export interface StreamResponse {
@@ -112,6 +125,8 @@ export class ApiClient {
     }
     const headers: Record<string, string> = { accept: 'application/json', ...this.authHeader() };
     if (init.body !== undefined) headers['content-type'] = 'application/json';
+    const session = this.options.session;
+    if (session !== undefined) headers[SESSION_HEADER] = await session.token();
     let response: ResponseAsIs;
     try {
       // Not fetch: it would drop a key `.` or `..` (even encoded) as a dot segment (request-as-is.ts).
@@ -126,6 +141,9 @@ export class ApiClient {
     } catch (err) {
       throw this.unreachable(err);
     }
+    // The node answers a token only when the call happened (also a 404 of a read): keep it.
+    const answered = response.headers[SESSION_HEADER];
+    if (session !== undefined && typeof answered === 'string') await session.update(answered);
     const text = response.text;
     const ok = response.status >= 200 && response.status < 300;
     let body: { status?: number; msg?: string; data?: T; error?: string };

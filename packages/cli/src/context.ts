@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { ApiClient, UsageError } from './client.js';
 import { parseEndpoint } from './endpoint.js';
 import { OUTPUT_FORMATS, type Out, type OutputFormat, processOut } from './output.js';
+import { sessionFile } from './session-file.js';
 
 export const DEFAULT_ENDPOINT = 'http://127.0.0.1:4000';
 
@@ -59,8 +60,15 @@ export function ctxOf(command: Command): Ctx {
   const globals = command.optsWithGlobals<GlobalOptions>();
   const format = formatOf(command);
   const endpoint = endpointOf(globals.endpoint) ?? DEFAULT_ENDPOINT;
+  // `--session` is an option of the commands whose calls take a session (session-file.ts).
+  const file = command.opts<{ session?: string }>().session;
   return {
-    client: new ApiClient({ endpoint, token: process.env.PARLEY_API_TOKEN, ca: caOf(globals.cacert) }),
+    client: new ApiClient({
+      endpoint,
+      token: process.env.PARLEY_API_TOKEN,
+      ca: caOf(globals.cacert),
+      ...(file === undefined ? {} : { session: sessionFile(file) }),
+    }),
     out: processOut(format),
   };
 }

@@ -14,7 +14,7 @@ export const EXIT = {
   conflict: 4,
   /** Missing or wrong PARLEY_API_TOKEN, or a token-less server refused the Host or Origin. */
   unauthorized: 5,
-  /** Retry later: no leader, unavailable, timeout, a bounded read too stale, or the server cannot be reached. */
+  /** Retry later: no leader, unavailable, timeout, a bounded read too stale, a node behind the session (`--session`), or the server cannot be reached. */
   unavailable: 6,
   /** The node's own disk refused: full, read-only, permission denied or failing (an operator must act). */
   storage: 7,
@@ -45,6 +45,7 @@ const BY_CODE: Record<string, number> = {
   unavailable: EXIT.unavailable,
   timeout: EXIT.unavailable,
   staleness_exceeded: EXIT.unavailable,
+  session_behind: EXIT.unavailable,
   outcome_unknown: EXIT.outcomeUnknown,
   closed: EXIT.unavailable,
   too_many_streams: EXIT.unavailable,

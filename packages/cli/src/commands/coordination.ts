@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { path, UsageError } from '../client.js';
 import { ctxOf, parseInteger } from '../context.js';
 import { print } from '../output.js';
+import { sessionFlag } from '../session-file.js';
 import { readJson, VALUE_FORMS, VALUE_HELP } from '../values.js';
 
 type Data = Record<string, unknown>;
@@ -21,7 +22,7 @@ const leaseLine = (l: Data) =>
   `${l.namespace}/${l.key} epoch ${l.epoch} holder ${l.holder ?? '(released)'} until ${l.deadline_at} state ${JSON.stringify(l.state)}`;
 
 export function coordinationCommands(program: Command): void {
-  nsKey(program.command('claim'))
+  sessionFlag(nsKey(program.command('claim')))
     .description('claim a key once: exactly one caller wins; the others read the winner value (exit 0 either way)')
     .requiredOption('-v, --value <json>', VALUE_HELP)
     .option('-t, --ttl <seconds>', 'how long the claim lives (default 30 days)')

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { path } from '../client.js';
 import { ctxOf, parseInteger } from '../context.js';
 import { entryRows, print } from '../output.js';
+import { sessionFlag } from '../session-file.js';
 import { streamEvents } from '../sse-client.js';
 import { noteShortenedTtl, ttlBefore } from '../ttl-note.js';
 import { readJson, VALUE_HELP } from '../values.js';
@@ -20,7 +21,7 @@ export function replicatedCommands(program: Command): void {
     .command('replicated')
     .description('eventual (CRDT) entries: accepted locally even offline, spread by gossip');
 
-  consistency(nsKey(rep.command('set')))
+  sessionFlag(consistency(nsKey(rep.command('set'))))
     .description('set a last-writer-wins entry')
     .requiredOption('-v, --value <json>', VALUE_HELP)
     .option('-t, --ttl <seconds>', 'TTL in seconds (default 3600)')
@@ -36,7 +37,7 @@ export function replicatedCommands(program: Command): void {
       noteShortenedTtl(out, before, data.ttl_seconds);
     });
 
-  consistency(nsKey(rep.command('increment')))
+  sessionFlag(consistency(nsKey(rep.command('increment'))))
     .description('add to a counter (negative --by decrements)')
     .option('-b, --by <n>', 'amount (default 1)')
     .action(async (opts, command: Command) => {
@@ -48,7 +49,7 @@ export function replicatedCommands(program: Command): void {
       print(out, data, (e: Entry) => `${e.namespace}/${e.key} = ${JSON.stringify(e.value)}`);
     });
 
-  consistency(nsKey(rep.command('get')))
+  sessionFlag(consistency(nsKey(rep.command('get'))))
     .description("read this replica's entry (exit 3 when absent)")
     .action(async (opts, command: Command) => {
       const { client, out } = ctxOf(command);
@@ -58,7 +59,7 @@ export function replicatedCommands(program: Command): void {
       print(out, data);
     });
 
-  consistency(nsKey(rep.command('delete')))
+  sessionFlag(consistency(nsKey(rep.command('delete'))))
     .description('delete an entry')
     .action(async (opts, command: Command) => {
       const { client, out } = ctxOf(command);

@@ -4,6 +4,7 @@ import { path, UsageError } from '../client.js';
 import { confirmOrRefuse } from '../confirm.js';
 import { ctxOf, parseInteger } from '../context.js';
 import { entryRows, fields, print } from '../output.js';
+import { sessionFlag } from '../session-file.js';
 import { streamEvents } from '../sse-client.js';
 import { noteShortenedTtl, ttlBefore } from '../ttl-note.js';
 import { readJson, VALUE_HELP } from '../values.js';
@@ -39,8 +40,7 @@ export function stateCommands(program: Command): void {
     .alias('state')
     .description('strong (Raft) entries: CAS with version tokens, TTL leases, namespaces');
 
-  state
-    .command('set')
+  sessionFlag(state.command('set'))
     .description('create or replace an entry (prints the new version)')
     .requiredOption('-n, --namespace <ns>', 'namespace')
     .requiredOption('-k, --key <key>', 'key')
@@ -69,8 +69,7 @@ export function stateCommands(program: Command): void {
     });
 
   readFlags(
-    state
-      .command('get')
+    sessionFlag(state.command('get'))
       .description('read an entry (exit 3 when absent or expired)')
       .requiredOption('-n, --namespace <ns>', 'namespace')
       .requiredOption('-k, --key <key>', 'key'),
@@ -82,8 +81,7 @@ export function stateCommands(program: Command): void {
     print(out, data);
   });
 
-  state
-    .command('delete')
+  sessionFlag(state.command('delete'))
     .description('delete an entry')
     .requiredOption('-n, --namespace <ns>', 'namespace')
     .requiredOption('-k, --key <key>', 'key')
@@ -100,9 +98,9 @@ export function stateCommands(program: Command): void {
     });
 
   readFlags(
-    state
-      .command('list')
-      .description('list full entries (search grammar: -q, --filter, --sort-by, --sort-order, -l, --cursor)'),
+    sessionFlag(state.command('list')).description(
+      'list full entries (search grammar: -q, --filter, --sort-by, --sort-order, -l, --cursor)',
+    ),
   )
     .requiredOption('-n, --namespace <ns>', 'namespace')
     .option('--prefix <prefix>', 'only keys that start with this (case-sensitive, as watch --prefix)')
