@@ -28,6 +28,8 @@ export const ERROR_HINTS: Readonly<Record<string, string>> = {
   closed: 'The node is shutting down: retry against another node.',
   staleness_exceeded:
     'The node could not prove its copy fresh enough for max_staleness_ms / max_lag_entries: retry in a moment, widen the bound, or read with consistency linearizable.',
+  session_behind:
+    'The node has not yet seen everything your session token covers (your earlier writes, or what your reads saw): nothing was done. Retry in a moment with the same session, or call another node.',
   too_many_streams: 'The server is at its limit of streams: retry later.',
   timeout:
     'No answer in time: a write may or may not have been applied, and may still apply. A retry is a new write: re-read the entry (state_get) before retrying a create (if_not_exists), claim, compare-and-swap or lock acquire; reads and plain overwrites may be retried as they are.',
@@ -71,6 +73,7 @@ const RETRYABLE = new Set([
   'unavailable',
   'closed',
   'too_many_streams',
+  'session_behind',
   'timeout',
   'version_mismatch',
   'transport',

@@ -29,7 +29,14 @@ export interface CallOptions {
   waitMs?: number;
   /** Aborts the HTTP request (the MCP client cancelled the tool call); the node then ends its side. */
   signal?: AbortSignal;
+  /** A session token to send as `Parley-Session` ('' starts a session; docs/sessions.md). */
+  session?: string;
+  /** Called with the token the node answers in `Parley-Session` (on success, and on a 404 of a read). */
+  onSession?: (token: string) => void;
 }
+
+/** The session header, in and out (docs/http-api.md, "Sessions"). */
+const SESSION_HEADER = 'parley-session';
 
 /** Calls the node's HTTP API; answers the envelope's `data`, or throws a {@link ToolError}. */
 export class NodeClient {
@@ -72,6 +79,7 @@ export class NodeClient {
     const headers: Record<string, string> = {};
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
+    if (options.session !== undefined) headers[SESSION_HEADER] = options.session;
     const boundMs = this.callTimeoutMs + Math.max(0, options.waitMs ?? 0);
     const bound = AbortSignal.timeout(boundMs);
     const signal = options.signal === undefined ? bound : AbortSignal.any([bound, options.signal]);
@@ -92,6 +100,8 @@ export class NodeClient {
       const why = options.signal?.aborted ? 'cancelled by the client' : (err as Error).message;
       throw new ToolError('transport', 0, `${method} ${this.endpoint}${path}: ${why}`);
     }
+    const answered = response.headers[SESSION_HEADER];
+    if (options.session !== undefined && typeof answered === 'string') options.onSession?.(answered);
     const text = response.text;
     let envelope: { data?: unknown; error?: string; msg?: string } = {};
     try {

@@ -45,6 +45,18 @@ const READ = {
     .describe('Bounded: the answer misses at most this many log entries committed by then'),
 };
 
+/** The session argument of the tools whose node call takes one (docs/sessions.md); its result carries `session`. */
+const SESSION = {
+  session: z
+    .string()
+    .max(8192)
+    .regex(/^[A-Za-z0-9_-]*$/)
+    .optional()
+    .describe(
+      'A session token ("" to start one): read-your-writes and monotonic reads across calls and nodes. Pass the `session` of the previous result.',
+    ),
+};
+
 type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** While a call is in flight, a progress notification this often (when the client asked for progress). */
@@ -73,7 +85,13 @@ export async function answer(
   progressIntervalMs: number,
   extra: ToolExtra,
   fn: (call: Call) => Promise<unknown>,
+  session?: string,
 ): Promise<CallToolResult> {
+  // The token the node answered last, put in the result (also of a 404 read: what it saw counts).
+  let answered: string | undefined;
+  const onSession = (t: string) => {
+    answered = t;
+  };
   const token = extra._meta?.progressToken;
   let ticks = 0;
   const timer =
@@ -91,12 +109,18 @@ export async function answer(
   timer?.unref();
   try {
     const data = await fn((method, path, body, waitMs) =>
-      node.call(method, path, body, { waitMs, signal: extra.signal }),
+      node.call(method, path, body, {
+        waitMs,
+        signal: extra.signal,
+        ...(session === undefined ? {} : { session: answered ?? session, onSession }),
+      }),
     );
-    return { content: [{ type: 'text', text: JSON.stringify(data) }] };
+    const result = session === undefined ? data : { ...(data as object), session: answered ?? session };
+    return { content: [{ type: 'text', text: JSON.stringify(result) }] };
   } catch (err) {
     const e = err instanceof ToolError ? err : new ToolError('internal', 500, (err as Error).message);
-    return { isError: true, content: [{ type: 'text', text: JSON.stringify(e.toJSON()) }] };
+    const json = answered === undefined ? e.toJSON() : { ...e.toJSON(), session: answered };
+    return { isError: true, content: [{ type: 'text', text: JSON.stringify(json) }] };
   } finally {
     if (timer !== undefined) clearInterval(timer);
   }
@@ -120,10 +144,16 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     {
       description:
         'Read a strong entry: {namespace, key, value, version, ttl_seconds, ...}; linearizable unless consistency says otherwise. Error key_not_found if absent; staleness_exceeded when a bounded read cannot be proven fresh enough.',
-      inputSchema: strict({ namespace: NAMESPACE, key: KEY, ...READ }),
+      inputSchema: strict({ namespace: NAMESPACE, key: KEY, ...READ, ...SESSION }),
     },
-    ({ namespace, key, ...read }, extra) =>
-      answer(node, every, extra, (call) => call('GET', path('distributed-state', namespace, key) + query(read))),
+    ({ namespace, key, session, ...read }, extra) =>
+      answer(
+        node,
+        every,
+        extra,
+        (call) => call('GET', path('distributed-state', namespace, key) + query(read)),
+        session,
+      ),
   );
   server.registerTool(
     'state_set',
@@ -137,22 +167,36 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
         ttl_seconds: TTL.optional(),
         if_version_matches: z.string().min(1).optional().describe('Write only if the current version is this one'),
         if_not_exists: z.boolean().optional().describe('Write only if the key does not exist'),
+        ...SESSION,
       }),
     },
-    ({ namespace, key, value, ...rest }, extra) =>
-      answer(node, every, extra, (call) =>
-        call('POST', path('distributed-state', namespace, key), { value: value ?? null, ...rest }),
+    ({ namespace, key, value, session, ...rest }, extra) =>
+      answer(
+        node,
+        every,
+        extra,
+        (call) => call('POST', path('distributed-state', namespace, key), { value: value ?? null, ...rest }),
+        session,
       ),
   );
   server.registerTool(
     'state_delete',
     {
       description: 'Delete a strong entry (optionally only at a version). Error key_not_found if absent.',
-      inputSchema: strict({ namespace: NAMESPACE, key: KEY, if_version_matches: z.string().min(1).optional() }),
+      inputSchema: strict({
+        namespace: NAMESPACE,
+        key: KEY,
+        if_version_matches: z.string().min(1).optional(),
+        ...SESSION,
+      }),
     },
-    ({ namespace, key, if_version_matches }, extra) =>
-      answer(node, every, extra, (call) =>
-        call('DELETE', path('distributed-state', namespace, key) + query({ if_version_matches })),
+    ({ namespace, key, if_version_matches, session }, extra) =>
+      answer(
+        node,
+        every,
+        extra,
+        (call) => call('DELETE', path('distributed-state', namespace, key) + query({ if_version_matches })),
+        session,
       ),
   );
   server.registerTool(
@@ -168,10 +212,11 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
         limit: z.number().int().min(1).max(1000).optional(),
         cursor: z.string().optional().describe('next_cursor of the previous page'),
         ...READ,
+        ...SESSION,
       }),
     },
-    ({ namespace, ...q }, extra) =>
-      answer(node, every, extra, (call) => call('GET', path('distributed-state', namespace) + query(q))),
+    ({ namespace, session, ...q }, extra) =>
+      answer(node, every, extra, (call) => call('GET', path('distributed-state', namespace) + query(q)), session),
   );
 
   // ------------------------------------------------------------ claims and leases
@@ -180,11 +225,15 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     {
       description:
         'Claim a key: exactly one caller wins. Answers {won, value, version}; losers see the winner’s value.',
-      inputSchema: strict({ namespace: NAMESPACE, key: KEY, value: VALUE, ttl_seconds: TTL.optional() }),
+      inputSchema: strict({ namespace: NAMESPACE, key: KEY, value: VALUE, ttl_seconds: TTL.optional(), ...SESSION }),
     },
-    ({ namespace, key, value, ttl_seconds }, extra) =>
-      answer(node, every, extra, (call) =>
-        call('POST', path('claims', namespace, key), { value: value ?? null, ttl_seconds }),
+    ({ namespace, key, value, ttl_seconds, session }, extra) =>
+      answer(
+        node,
+        every,
+        extra,
+        (call) => call('POST', path('claims', namespace, key), { value: value ?? null, ttl_seconds }),
+        session,
       ),
   );
   server.registerTool(
@@ -312,21 +361,25 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
     {
       description:
         'Write a replicated entry (CRDT, last writer wins): accepted locally even when offline, spread by gossip.',
-      inputSchema: strict({ namespace: NAMESPACE, key: KEY, value: VALUE, ttl_seconds: TTL.optional() }),
+      inputSchema: strict({ namespace: NAMESPACE, key: KEY, value: VALUE, ttl_seconds: TTL.optional(), ...SESSION }),
     },
-    ({ namespace, key, value, ttl_seconds }, extra) =>
-      answer(node, every, extra, (call) =>
-        call('POST', path('replicated', namespace, key), { value: value ?? null, ttl_seconds }),
+    ({ namespace, key, value, ttl_seconds, session }, extra) =>
+      answer(
+        node,
+        every,
+        extra,
+        (call) => call('POST', path('replicated', namespace, key), { value: value ?? null, ttl_seconds }),
+        session,
       ),
   );
   server.registerTool(
     'replicated_get',
     {
       description: 'Read a replicated entry from this node. Error key_not_found if absent.',
-      inputSchema: strict({ namespace: NAMESPACE, key: KEY }),
+      inputSchema: strict({ namespace: NAMESPACE, key: KEY, ...SESSION }),
     },
-    ({ namespace, key }, extra) =>
-      answer(node, every, extra, (call) => call('GET', path('replicated', namespace, key))),
+    ({ namespace, key, session }, extra) =>
+      answer(node, every, extra, (call) => call('GET', path('replicated', namespace, key)), session),
   );
   server.registerTool(
     'replicated_increment',
@@ -337,10 +390,17 @@ export function registerTools(server: McpServer, node: NodeClient, options: Tool
         key: KEY,
         by: z.number().int().optional(),
         ttl_seconds: TTL.optional(),
+        ...SESSION,
       }),
     },
-    ({ namespace, key, ...body }, extra) =>
-      answer(node, every, extra, (call) => call('POST', path('replicated', namespace, key, '/increment'), body)),
+    ({ namespace, key, session, ...body }, extra) =>
+      answer(
+        node,
+        every,
+        extra,
+        (call) => call('POST', path('replicated', namespace, key, '/increment'), body),
+        session,
+      ),
   );
   server.registerTool(
     'replicated_list',
