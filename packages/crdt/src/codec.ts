@@ -4,7 +4,9 @@
  *
  * Tag table
  * ---------
- *   byte 0          FORMAT_VERSION (1)
+ *   byte 0          format version: FORMAT_VERSION (1), or DEPS_VERSION (2) for a
+ *                   DELTA that carries causal dependencies (a deps section follows
+ *                   its context); a delta without deps is written as version 1
  *   byte 1          message tag:
  *                     0x01 DELTA    a local operation's delta or an anti-entropy reply
  *                     0x02 STATE    a replica's full state
@@ -24,7 +26,9 @@
  *
  * Layout (varint = unsigned LEB128, at most 8 bytes, canonical; zigzag for signed)
  * ------
- *   DELTA | STATE:  version tag ns:str nodes context states
+ *   DELTA | STATE:  version tag ns:str nodes context [deps, version 2 only] states
+ *   deps:           varint n (1..MAX_DEPS), per origin (ascending node index):
+ *                     varint nodeIndex, varint seq (1..MAX_SEQ)
  *   DIGEST:         version tag ns:str nodes context
  *   str:            varint byteLength, UTF-8 bytes
  *   nodes:          varint n, n strings in strictly ascending code-unit order
@@ -55,12 +59,21 @@
 import { ByteReader, ByteWriter, DecodeError, jsonDepthExceeds } from '@parley/interface';
 import { DotContext } from './context.js';
 import { wellFormedUtf8Length } from './json.js';
-import { MAX_LOGICAL, MAX_NODE_ID_BYTES, MAX_SEQ, MAX_TTL_SECONDS, MAX_VALUE_DEPTH, MAX_WALL_MS } from './limits.js';
+import {
+  MAX_DEPS,
+  MAX_LOGICAL,
+  MAX_NODE_ID_BYTES,
+  MAX_SEQ,
+  MAX_TTL_SECONDS,
+  MAX_VALUE_DEPTH,
+  MAX_WALL_MS,
+} from './limits.js';
 import { Register } from './register.js';
 import type {
   CounterShare,
   CounterState,
   Delta,
+  Deps,
   Digest,
   DotRanges,
   JsonValue,
@@ -70,6 +83,8 @@ import type {
 } from './types.js';
 
 export const FORMAT_VERSION = 1;
+/** The version of a DELTA that carries causal dependencies. */
+export const DEPS_VERSION = 2;
 export const TAG_DELTA = 0x01;
 export const TAG_STATE = 0x02;
 export const TAG_DIGEST = 0x03;
@@ -98,8 +113,19 @@ function normalizeContext(ranges: DotRanges): Map<string, number[]> {
   return c.snapshot();
 }
 
-function nodeTable(context: Map<string, number[]>, states: readonly KeyState[]): Map<string, number> {
+/** Deps without counter-0 entries, origins ascending (empty: none). */
+function normalizeDeps(deps: Deps | undefined): Array<[string, number]> {
+  if (deps === undefined) return [];
+  return [...deps].filter(([, seq]) => seq > 0).sort((a, b) => compareStr(a[0], b[0]));
+}
+
+function nodeTable(
+  context: Map<string, number[]>,
+  states: readonly KeyState[],
+  deps: ReadonlyArray<[string, number]> = [],
+): Map<string, number> {
   const names = new Set<string>(context.keys());
+  for (const [n] of deps) names.add(n);
   for (const s of states) {
     if (s.node !== '') names.add(s.node);
     if (s.type === 'counter') for (const n of s.shares.keys()) names.add(n);
@@ -108,8 +134,14 @@ function nodeTable(context: Map<string, number[]>, states: readonly KeyState[]):
   return new Map(sorted.map((n, i) => [n, i]));
 }
 
-function writeHead(w: ByteWriter, tag: number, namespace: string, nodes: Map<string, number>): void {
-  w.u8(FORMAT_VERSION);
+function writeHead(
+  w: ByteWriter,
+  tag: number,
+  namespace: string,
+  nodes: Map<string, number>,
+  version = FORMAT_VERSION,
+): void {
+  w.u8(version);
   w.u8(tag);
   w.string(namespace);
   w.uint(nodes.size);
@@ -133,6 +165,7 @@ function writeContext(w: ByteWriter, context: Map<string, number[]>, nodes: Map<
 }
 
 interface Head {
+  version: number;
   namespace: string;
   nodes: string[];
   /** used[i] = 1 once the body names nodes[i]. */
@@ -141,9 +174,11 @@ interface Head {
 
 function readHead(r: ByteReader, expectedTag: number): Head {
   const version = r.u8();
-  if (version !== FORMAT_VERSION) throw new DecodeError(`unsupported format version ${version}`, 0);
+  if (version !== FORMAT_VERSION && version !== DEPS_VERSION)
+    throw new DecodeError(`unsupported format version ${version}`, 0);
   const tag = r.u8();
   if (tag !== expectedTag) throw new DecodeError(`expected message tag ${expectedTag}, got ${tag}`, 1);
+  if (version === DEPS_VERSION && tag !== TAG_DELTA) throw new DecodeError('only a delta carries deps', 0);
   const namespace = r.string();
   const n = r.count(1);
   const nodes: string[] = [];
@@ -155,7 +190,7 @@ function readHead(r: ByteReader, expectedTag: number): Head {
     if (wellFormedUtf8Length(name) > MAX_NODE_ID_BYTES) throw new DecodeError('node id too long', r.pos);
     nodes.push(name);
   }
-  return { namespace, nodes, used: new Uint8Array(n) };
+  return { version, namespace, nodes, used: new Uint8Array(n) };
 }
 
 /** Every node in the table must be named by the body: the encoder writes no others. */
@@ -214,6 +249,21 @@ function readContext(r: ByteReader, head: Head): Map<string, number[]> {
   return out;
 }
 
+function readDeps(r: ByteReader, head: Head): Map<string, number> {
+  const n = r.count(2);
+  if (n === 0 || n > MAX_DEPS) throw new DecodeError(`deps must name 1..${MAX_DEPS} origins`, r.pos);
+  const out = new Map<string, number>();
+  let prevIndex = -1;
+  for (let i = 0; i < n; i++) {
+    const index = r.uint();
+    if (index <= prevIndex || index >= head.nodes.length) throw new DecodeError('deps origins not ascending', r.pos);
+    prevIndex = index;
+    head.used[index] = 1;
+    out.set(head.nodes[index] as string, seqIn(r, r.uint()));
+  }
+  return out;
+}
+
 function safeAdd(a: number, b: number, r: ByteReader): number {
   const x = a + b;
   if (x < 0 || x > MAX_WALL_MS) throw new DecodeError('time out of range', r.pos);
@@ -254,9 +304,17 @@ function compareDots(a: RegisterState | TombstoneState, b: RegisterState | Tombs
 
 function writeBody(w: ByteWriter, tag: number, delta: Delta): void {
   const context = normalizeContext(delta.context);
-  const nodes = nodeTable(context, delta.states);
-  writeHead(w, tag, delta.namespace, nodes);
+  const deps = tag === TAG_DELTA ? normalizeDeps(delta.deps) : [];
+  const nodes = nodeTable(context, delta.states, deps);
+  writeHead(w, tag, delta.namespace, nodes, deps.length > 0 ? DEPS_VERSION : FORMAT_VERSION);
   writeContext(w, context, nodes);
+  if (deps.length > 0) {
+    w.uint(deps.length);
+    for (const [node, seq] of deps) {
+      w.uint(nodes.get(node) as number);
+      w.uint(seq);
+    }
+  }
   const plain: Array<RegisterState | TombstoneState> = [];
   const counters: CounterState[] = [];
   for (const s of delta.states) {
@@ -327,6 +385,7 @@ function readBody(r: ByteReader, tag: number): Delta {
   const head = readHead(r, tag);
   const { nodes } = head;
   const context = readContext(r, head);
+  const deps = head.version === DEPS_VERSION ? readDeps(r, head) : undefined;
   const states: KeyState[] = [];
   const keys = new Set<string>();
   const addKey = (key: string) => {
@@ -456,7 +515,9 @@ function readBody(r: ByteReader, tag: number): Delta {
   }
   r.end();
   checkAllUsed(r, head);
-  return { namespace: head.namespace, states, context };
+  return deps === undefined
+    ? { namespace: head.namespace, states, context }
+    : { namespace: head.namespace, states, context, deps };
 }
 
 function guard<T>(fn: () => T): T {

@@ -35,6 +35,13 @@ export class DotContext {
     return found >= 0 && seq <= (r[found * 2 + 1] as number);
   }
 
+  /** Whether every dot `(node, 1..seq)` has been seen (always for seq ≤ 0). */
+  coversPrefix(node: string, seq: number): boolean {
+    if (seq <= 0) return true;
+    const r = this.byNode.get(node);
+    return r !== undefined && r[0] === 1 && (r[1] as number) >= seq;
+  }
+
   /** Highest seq seen from `node`, 0 when none. */
   maxSeq(node: string): number {
     const r = this.byNode.get(node);

@@ -33,3 +33,9 @@ export const MAX_LOGICAL = 2 ** 32 - 1;
 
 /** Longest node (replica) id in UTF-8 bytes. */
 export const MAX_NODE_ID_BYTES = 255;
+
+/**
+ * Most origins the causal dependencies of one delta may name: the session
+ * token's bound per namespace (a write carries its session's frontier).
+ */
+export const MAX_DEPS = 256;

@@ -17,12 +17,14 @@ import {
   sortShares,
 } from './key-state.js';
 import { MAX_SEQ } from './limits.js';
+import { PendingDeltas } from './pending.js';
 import { addToShare } from './pn-counter.js';
 import { Register } from './register.js';
 import { type GcOptions, type NamespaceReplicaOptions, resolveReplicaOptions } from './replica-options.js';
 import type {
   CounterShare,
   Delta,
+  Deps,
   Digest,
   DotRanges,
   Entry,
@@ -33,11 +35,13 @@ import type {
   ReplicaStats,
   SetOptions,
   TombstoneState,
+  WriteDeps,
 } from './types.js';
-import { checkDelta, checkDigest } from './validate.js';
+import { checkDelta, checkDeps, checkDigest } from './validate.js';
 
 export { entryOf, expiresAtOf, forEachDot, joinKeyStates } from './key-state.js';
 export { MAX_TTL_SECONDS } from './limits.js';
+export { DEFAULT_MAX_PENDING_DELTAS, DEFAULT_MAX_PENDING_STATES } from './pending.js';
 export {
   DEFAULT_MAX_KEY_BYTES,
   DEFAULT_MAX_LIVE_KEYS,
@@ -87,6 +91,8 @@ export class NamespaceReplica {
   private readonly prepared = new Set<KeyState>();
   /** The latest prepared write of each key: later local writes of the key build on it. */
   private readonly preparedLatest = new Map<string, KeyState>();
+  /** Deltas waiting for their causal dependencies (INTERNALS §7). */
+  private readonly pending: PendingDeltas;
 
   constructor(options: NamespaceReplicaOptions) {
     const o = resolveReplicaOptions(options);
@@ -101,14 +107,16 @@ export class NamespaceReplica {
     this.tombstoneGraceMs = o.tombstoneGraceMs;
     this.checkTtl(this.defaultTtlSeconds);
     this.collected = new CollectedFloors(this.tombstoneGraceMs, this.clock.maxClockDriftMs);
+    this.pending = new PendingDeltas(o.maxPendingDeltas, o.maxPendingStates);
   }
 
   // ---- local operations ----
 
   /** Writes an LWW register. Returns the delta to gossip. */
   set(key: string, value: JsonValue, nowMs: number, options: SetOptions = {}): Delta {
+    const deps = this.checkWriteDeps(options.deps);
     const current = this.states.get(key);
-    return this.applyLocal(key, this.planSet(key, value, nowMs, options, current), current);
+    return this.applyLocal(key, this.planSet(key, value, nowMs, options, current), current, deps);
   }
 
   /**
@@ -117,14 +125,16 @@ export class NamespaceReplica {
    * Incrementing a live register is an InvalidArgumentError.
    */
   increment(key: string, by: number, nowMs: number, options: SetOptions = {}): Delta {
+    const deps = this.checkWriteDeps(options.deps);
     const current = this.states.get(key);
-    return this.applyLocal(key, this.planIncrement(key, by, nowMs, options, current), current);
+    return this.applyLocal(key, this.planIncrement(key, by, nowMs, options, current), current, deps);
   }
 
   /** Deletes a key with a tombstone (even when it is absent here: it may live elsewhere). */
-  delete(key: string, nowMs: number): Delta {
+  delete(key: string, nowMs: number, options: WriteDeps = {}): Delta {
+    const deps = this.checkWriteDeps(options.deps);
     const current = this.states.get(key);
-    return this.applyLocal(key, this.planDelete(key, nowMs), current);
+    return this.applyLocal(key, this.planDelete(key, nowMs), current, deps);
   }
 
   // ---- prepared local writes (persist first, then apply) ----
@@ -137,20 +147,23 @@ export class NamespaceReplica {
    * would on the applied write.
    */
   prepareSet(key: string, value: JsonValue, nowMs: number, options: SetOptions = {}): Delta {
+    const deps = this.checkWriteDeps(options.deps);
     const current = this.preparedCurrent(key);
-    return this.prepareLocal(key, this.planSet(key, value, nowMs, options, current), current);
+    return this.prepareLocal(key, this.planSet(key, value, nowMs, options, current), current, deps);
   }
 
   /** `increment`, planned but not applied (see prepareSet). */
   prepareIncrement(key: string, by: number, nowMs: number, options: SetOptions = {}): Delta {
+    const deps = this.checkWriteDeps(options.deps);
     const current = this.preparedCurrent(key);
-    return this.prepareLocal(key, this.planIncrement(key, by, nowMs, options, current), current);
+    return this.prepareLocal(key, this.planIncrement(key, by, nowMs, options, current), current, deps);
   }
 
   /** `delete`, planned but not applied (see prepareSet). */
-  prepareDelete(key: string, nowMs: number): Delta {
+  prepareDelete(key: string, nowMs: number, options: WriteDeps = {}): Delta {
+    const deps = this.checkWriteDeps(options.deps);
     const current = this.preparedCurrent(key);
-    return this.prepareLocal(key, this.planDelete(key, nowMs), current);
+    return this.prepareLocal(key, this.planDelete(key, nowMs), current, deps);
   }
 
   /**
@@ -193,10 +206,39 @@ export class NamespaceReplica {
     return this.prepared.size;
   }
 
-  private prepareLocal(key: string, next: KeyState, current: KeyState | undefined): Delta {
+  private prepareLocal(key: string, next: KeyState, current: KeyState | undefined, deps: Deps | undefined): Delta {
     this.prepared.add(next);
     this.preparedLatest.set(key, next);
-    return { namespace: this.namespace, states: [next], context: this.supersededBy(next, current) };
+    return this.localDelta(next, this.supersededBy(next, current), deps);
+  }
+
+  private localDelta(next: KeyState, context: DotRanges, deps: Deps | undefined): Delta {
+    const delta: Delta = { namespace: this.namespace, states: [next], context };
+    return deps === undefined ? delta : { ...delta, deps };
+  }
+
+  /**
+   * A local write's deps, checked (at most MAX_DEPS origins, counters in
+   * 1..MAX_SEQ, each covered here: what this replica writes after must be
+   * visible after them everywhere) and without entries of counter 0;
+   * undefined when none is left. InvalidArgumentError otherwise.
+   */
+  private checkWriteDeps(deps: Deps | undefined): Deps | undefined {
+    if (deps === undefined) return undefined;
+    checkDeps(deps);
+    let out: Map<string, number> | undefined;
+    for (const [origin, seq] of deps) {
+      if (seq === 0) continue;
+      if (!this.ctx.coversPrefix(origin, seq)) {
+        throw new InvalidArgumentError(`write depends on ${origin}:${seq}, which replica '${this.replicaId}' lacks`, {
+          origin,
+          seq,
+        });
+      }
+      out ??= new Map();
+      out.set(origin, seq);
+    }
+    return out;
   }
 
   private planSet(
@@ -324,6 +366,24 @@ export class NamespaceReplica {
     return n;
   }
 
+  /**
+   * The dots of the state `key` holds (a register's or tombstone's dot, each
+   * counter share's), also when it reads as absent (deleted, expired); empty
+   * when the key holds nothing. A session that read the key has seen them.
+   */
+  dotsOf(key: string): Array<[string, number]> {
+    const state = this.states.get(key);
+    const out: Array<[string, number]> = [];
+    if (state !== undefined) forEachDot(state, (node, seq) => out.push([node, seq]));
+    return out;
+  }
+
+  /** Whether the context holds every dot `(origin, 1..seq)` of `frontier` (a session's, or deps). */
+  covers(frontier: ReadonlyMap<string, number>): boolean {
+    for (const [origin, seq] of frontier) if (!this.ctx.coversPrefix(origin, seq)) return false;
+    return true;
+  }
+
   /** The raw state of one key (including tombstones and expired entries), for tests and tools. */
   stateOf(key: string): KeyState | undefined {
     return this.states.get(key);
@@ -352,7 +412,48 @@ export class NamespaceReplica {
     if (!Number.isSafeInteger(nowMs) || nowMs < 0)
       throw new InvalidArgumentError('nowMs must be a non-negative integer');
     const changedKeys: string[] = [];
+    if (delta.deps !== undefined && !this.covers(delta.deps)) {
+      // Invisible until the deps are covered: not applied, its dots not in the context.
+      if (!delta.states.every((s) => this.seenAll(s))) this.pending.hold(delta);
+      return { changedKeys, rejectedStates: 0, held: true };
+    }
+    let { rejectedStates } = this.applyDelta(delta, nowMs, changedKeys);
+    const released: Delta[] = [];
+    if (this.pending.size > 0) rejectedStates += this.release(nowMs, changedKeys, released);
+    if (released.length === 0) return { changedKeys, rejectedStates };
+    return { changedKeys: [...new Set(changedKeys)], rejectedStates, released };
+  }
+
+  /**
+   * Applies the held deltas whose deps are now covered, until none is left
+   * (each one applied may cover another's), and drops those whose states are
+   * all seen already. Returns the states refused for clock drift.
+   */
+  private release(nowMs: number, changedKeys: string[], released: Delta[]): number {
+    let rejected = 0;
+    let progress = true;
+    while (progress) {
+      progress = false;
+      for (const d of this.pending.list()) {
+        if (d.states.every((s) => this.seenAll(s))) {
+          this.pending.remove(d);
+          continue;
+        }
+        if (d.deps !== undefined && !this.covers(d.deps)) continue;
+        this.pending.remove(d);
+        const applied = this.applyDelta(d, nowMs, changedKeys);
+        rejected += applied.rejectedStates;
+        released.push(applied.record);
+        progress = true;
+      }
+    }
+    return rejected;
+  }
+
+  /** Merge without the deps rule; returns the refused states and the delta as applied. */
+  private applyDelta(delta: Delta, nowMs: number, changedKeys: string[]): { rejectedStates: number; record: Delta } {
     let rejectedStates = 0;
+    const accepted: KeyState[] = [];
     for (const incoming of delta.states) {
       const maxWall = maxWallOf(incoming);
       try {
@@ -361,6 +462,7 @@ export class NamespaceReplica {
         rejectedStates++; // counted by the clock too
         continue;
       }
+      accepted.push(incoming);
       if (this.seenAll(incoming)) continue;
       if (this.joinState(incoming, nowMs)) changedKeys.push(incoming.key);
     }
@@ -372,7 +474,21 @@ export class NamespaceReplica {
       this.ctx.addAll(delta.context);
       this.localSeq = Math.max(this.localSeq, this.ctx.maxSeq(this.replicaId));
     }
-    return { changedKeys, rejectedStates };
+    const record: Delta =
+      rejectedStates > 0
+        ? { namespace: this.namespace, states: accepted, context: EMPTY_RANGES }
+        : { namespace: this.namespace, states: delta.states, context: delta.context };
+    return { rejectedStates, record };
+  }
+
+  /** Deltas held for their causal dependencies now. */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** The keys of the deltas held for their deps (for a caller that reports changes). */
+  pendingKeys(): Set<string> {
+    return this.pending.keys();
   }
 
   /** The dots this replica has seen: send it to a peer, which answers with deltaFor(). */
@@ -469,6 +585,8 @@ export class NamespaceReplica {
       contextOrigins: origins,
       contextRanges: ranges,
       collectedKeys: this.collected.size,
+      pendingDeltas: this.pending.size,
+      pendingDropped: this.pending.dropped,
     };
   }
 
@@ -514,10 +632,10 @@ export class NamespaceReplica {
     if (live >= this.maxLiveKeys) throw new NamespaceFullError(this.namespace, this.maxLiveKeys);
   }
 
-  private applyLocal(key: string, next: KeyState, current: KeyState | undefined): Delta {
+  private applyLocal(key: string, next: KeyState, current: KeyState | undefined, deps: Deps | undefined): Delta {
     const context = this.supersededBy(next, current);
     this.install(key, next, current);
-    return { namespace: this.namespace, states: [next], context };
+    return this.localDelta(next, context, deps);
   }
 
   /**

@@ -2,6 +2,7 @@
 import { InvalidArgumentError } from '@parley/interface';
 import { isWellFormed, utf8Length } from './json.js';
 import { MAX_TTL_SECONDS } from './limits.js';
+import { DEFAULT_MAX_PENDING_DELTAS, DEFAULT_MAX_PENDING_STATES } from './pending.js';
 import type { Digest } from './types.js';
 
 export const DEFAULT_TTL_SECONDS = 3600;
@@ -37,6 +38,9 @@ export interface NamespaceReplicaOptions {
    * InvalidArgumentError). Default maxTtlSeconds·1000.
    */
   tombstoneGraceMs?: number;
+  /** Deltas, and states in them, held at most for their causal dependencies (the oldest go first). Defaults 512 and 8,192. */
+  maxPendingDeltas?: number;
+  maxPendingStates?: number;
 }
 
 export interface GcOptions {
@@ -74,6 +78,8 @@ export function resolveReplicaOptions(options: NamespaceReplicaOptions) {
     maxTtlSeconds,
     defaultTtlSeconds: positiveInt('defaultTtlSeconds', options.defaultTtlSeconds, DEFAULT_TTL_SECONDS),
     tombstoneGraceMs: positiveInt('tombstoneGraceMs', options.tombstoneGraceMs, maxTtlSeconds * 1000),
+    maxPendingDeltas: positiveInt('maxPendingDeltas', options.maxPendingDeltas, DEFAULT_MAX_PENDING_DELTAS),
+    maxPendingStates: positiveInt('maxPendingStates', options.maxPendingStates, DEFAULT_MAX_PENDING_STATES),
   };
   if (maxTtlSeconds < 1 || maxTtlSeconds > MAX_TTL_SECONDS) {
     throw new InvalidArgumentError(`maxTtlSeconds must be in 1..${MAX_TTL_SECONDS}`);

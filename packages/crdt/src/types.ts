@@ -100,7 +100,18 @@ export interface Delta {
   readonly namespace: string;
   readonly states: readonly KeyState[];
   readonly context: DotRanges;
+  /**
+   * Causal dependencies (a local write's, from its session): per origin, a
+   * counter `seq` such that the receiver must have seen every dot
+   * `(origin, 1..seq)` before the delta's states become visible. Absent on
+   * anti-entropy replies and full states, which are closed under the
+   * dependencies of what they hold (INTERNALS §7).
+   */
+  readonly deps?: Deps;
 }
+
+/** Causal dependencies: per origin, the prefix `1..seq` of its dots that must be seen first. */
+export type Deps = ReadonlyMap<string, number>;
 
 /** A replica's summary for anti-entropy: the dots it has seen. Size O(origins + gaps). */
 export interface Digest {
@@ -108,7 +119,16 @@ export interface Digest {
   readonly context: DotRanges;
 }
 
-export interface SetOptions {
+export interface WriteDeps {
+  /**
+   * Causal dependencies of the write (at most MAX_DEPS origins, each already
+   * covered by this replica): they travel with its delta, and a receiver
+   * keeps the write invisible until it covers them.
+   */
+  deps?: Deps;
+}
+
+export interface SetOptions extends WriteDeps {
   /** 1 s .. maxTtlSeconds (30 days); default 3600. */
   ttlSeconds?: number;
 }
@@ -118,6 +138,14 @@ export interface MergeResult {
   readonly changedKeys: string[];
   /** Key states refused because a stamp was more than maxClockDriftMs ahead. */
   readonly rejectedStates: number;
+  /** Set when the delta waits for its causal dependencies (held invisible, or a copy of what is held already). */
+  readonly held?: true;
+  /**
+   * Deltas held earlier and applied by this merge, as applied (without the
+   * states refused for clock drift, and then without their context): a node
+   * persists them as it persists the merged delta. Absent when none.
+   */
+  readonly released?: readonly Delta[];
 }
 
 export interface GcResult {
@@ -136,4 +164,7 @@ export interface ReplicaStats {
   readonly contextRanges: number;
   /** Keys collected recently whose floor this replica still keeps (INTERNALS §4). */
   readonly collectedKeys: number;
+  /** Deltas held for their causal dependencies, and how many were dropped when the buffer was full. */
+  readonly pendingDeltas: number;
+  readonly pendingDropped: number;
 }

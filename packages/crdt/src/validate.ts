@@ -7,7 +7,7 @@
  */
 import { InvalidArgumentError, jsonDepthExceeds } from '@parley/interface';
 import { wellFormedUtf8Length } from './json.js';
-import { MAX_LOGICAL, MAX_NODE_ID_BYTES, MAX_SEQ, MAX_VALUE_DEPTH, MAX_WALL_MS } from './limits.js';
+import { MAX_DEPS, MAX_LOGICAL, MAX_NODE_ID_BYTES, MAX_SEQ, MAX_VALUE_DEPTH, MAX_WALL_MS } from './limits.js';
 
 /** The replica limits a delta must respect. */
 export interface DeltaLimits {
@@ -155,6 +155,17 @@ export function checkDelta(delta: unknown, limits: DeltaLimits): void {
   if (!Array.isArray(d.states)) bad('states must be an array');
   for (const s of d.states) checkState(s, limits);
   checkContext(d.context);
+  if (d.deps !== undefined) checkDeps(d.deps);
+}
+
+/** Checks causal dependencies: a Map of at most MAX_DEPS node ids to counters in 0..MAX_SEQ. */
+export function checkDeps(deps: unknown): void {
+  if (!(deps instanceof Map)) bad('deps must be a Map');
+  if (deps.size > MAX_DEPS) bad(`deps name more than ${MAX_DEPS} origins`);
+  for (const [node, seq] of deps as Map<unknown, unknown>) {
+    nodeId(node, 'deps origin');
+    intIn(seq, 0, MAX_SEQ, 'deps counter');
+  }
 }
 
 /** Checks a digest (a namespace and a context). */

@@ -1,0 +1,67 @@
+/**
+ * Deltas held for their causal dependencies (INTERNALS §7): a delta whose
+ * `deps` the replica does not cover yet waits here, invisible — not applied,
+ * its dots not in the context, so anti-entropy still asks for them (I1) — and
+ * the replica applies it once its context covers the deps. The buffer is
+ * bounded in deltas and in states; beyond either bound the oldest delta is
+ * dropped (anti-entropy brings its states back later, closed under their
+ * dependencies), and the drop is counted.
+ */
+import type { Delta } from './types.js';
+
+export const DEFAULT_MAX_PENDING_DELTAS = 512;
+export const DEFAULT_MAX_PENDING_STATES = 8192;
+
+export class PendingDeltas {
+  /** In arrival order (the oldest first). */
+  private readonly held = new Set<Delta>();
+  private states = 0;
+  dropped = 0;
+
+  constructor(
+    private readonly maxDeltas: number,
+    private readonly maxStates: number,
+  ) {}
+
+  get size(): number {
+    return this.held.size;
+  }
+
+  /** Holds `delta`, dropping the oldest held deltas while a bound is passed (a delta over the state bound alone is dropped). */
+  hold(delta: Delta): void {
+    if (this.held.has(delta)) return;
+    if (delta.states.length > this.maxStates) {
+      this.dropped++;
+      return;
+    }
+    this.held.add(delta);
+    this.states += delta.states.length;
+    while (this.held.size > this.maxDeltas || this.states > this.maxStates) {
+      const [oldest] = this.held;
+      if (oldest === undefined) break;
+      this.remove(oldest);
+      this.dropped++;
+    }
+  }
+
+  remove(delta: Delta): void {
+    if (this.held.delete(delta)) this.states -= delta.states.length;
+  }
+
+  /** A snapshot of the held deltas, oldest first. */
+  list(): Delta[] {
+    return [...this.held];
+  }
+
+  /** The keys of the held states (for a caller that reports changes). */
+  keys(): Set<string> {
+    const out = new Set<string>();
+    for (const d of this.held) for (const s of d.states) out.add(s.key);
+    return out;
+  }
+
+  clear(): void {
+    this.held.clear();
+    this.states = 0;
+  }
+}
