@@ -269,6 +269,9 @@ export class LocalReplica implements CommitSource {
     if (this.feed.active) {
       before = new Map();
       for (const s of delta.states) before.set(s.key, this.current.get(s.key, now) !== undefined);
+      // Held deltas this merge may release (their deps covered now) report their keys too.
+      if (this.current.pendingCount > 0)
+        for (const key of this.current.pendingKeys()) before.set(key, this.current.get(key, now) !== undefined);
     }
     const result = this.current.merge(delta, now);
     if (result.rejectedStates > 0) {
@@ -295,6 +298,8 @@ export class LocalReplica implements CommitSource {
     // (which hold it durably) bring it back after the restart.
     if (this.commitQueue.fault === undefined) {
       this.store.append(record);
+      // Held deltas this merge applied (their deps covered now) are persisted after it.
+      for (const d of result.released ?? []) this.store.append(encodeDelta(d));
       this.commitRemote();
     }
     this.counters.deltasApplied++;

@@ -13,13 +13,23 @@
  */
 
 import type * as Automerge from '@automerge/automerge';
-import { type Delta, entryOf, expiresAtOf, type JsonValue, type KeyState, type NamespaceReplica } from '@parley/crdt';
+import {
+  type Delta,
+  type Deps,
+  entryOf,
+  expiresAtOf,
+  forEachDot,
+  type JsonValue,
+  type KeyState,
+  type NamespaceReplica,
+} from '@parley/crdt';
 import {
   ClosedError,
   InvalidArgumentError,
   isNamespaceName,
   isParleyError,
   MAX_NAMESPACE_LENGTH,
+  SessionBehindError,
   UnavailableError,
   type Unsubscribe,
 } from '@parley/interface';
@@ -41,6 +51,7 @@ import type {
 } from '../api.js';
 import type { NodeContext } from '../context.js';
 import type { GroupCommit } from '../group-commit.js';
+import type { Session } from '../session/session.js';
 import { ChangeFeed } from './change-feed.js';
 import { readOnlyEntry, toEventualEntry } from './entry.js';
 import { openEphemeralChannel } from './ephemeral.js';
@@ -52,6 +63,16 @@ import type { ClientReplication, ReplicationPort, RichPort } from './port.js';
 import { Replicator } from './replication.js';
 import type { RichValues } from './rich.js';
 import { richModule } from './rich-loader.js';
+import { waitForSession } from './session-wait.js';
+
+/** The dots of `state` written by `replicaId` (a local write's own dot). */
+function ownDots(state: KeyState, replicaId: string): Array<[string, number]> {
+  const out: Array<[string, number]> = [];
+  forEachDot(state, (node, seq) => {
+    if (node === replicaId) out.push([node, seq]);
+  });
+  return out;
+}
 
 export function checkNamespaceName(name: unknown): string {
   if (!isNamespaceName(name)) {
@@ -232,17 +253,67 @@ export class EventualNamespaceImpl implements EventualNamespace {
    */
   private async write(
     options: EventualWriteOptions | undefined,
-    prepare: (r: NamespaceReplica, now: number) => Delta | undefined,
+    prepare: (r: NamespaceReplica, now: number, deps: Deps | undefined) => Delta | undefined,
+    waited = false,
   ): Promise<Delta | undefined> {
     const consistency = checkConsistency(options?.consistency);
     const timeoutMs = checkTimeout(options?.timeoutMs);
     const replicas = checkReplicas(options?.replicas);
+    const session = options?.session;
     await this.ensureOpen();
-    const written = await this.local.write(prepare);
+    if (!waited) await this.catchUp(session, timeoutMs);
+    let writer = '';
+    const written = await this.local.write((r, now) => {
+      writer = r.replicaId;
+      // The session's frontier is the write's causal deps: whoever sees the write has seen them.
+      const deps = session?.eventual(this.name);
+      if (deps !== undefined && !r.covers(deps)) throw this.behind(); // a new incarnation meanwhile
+      return prepare(r, now, deps);
+    });
     if (written === undefined) return undefined;
     this.replication.gossip(written.bytes);
     if (consistency === 'majority') await this.replication.pushToMajority(written.bytes, replicas, timeoutMs);
+    // The session has seen its own write (its dot on this replica).
+    const state = written.delta.states[0] as KeyState;
+    if (session) session.observeEventual(this.name, ownDots(state, writer));
     return written.delta;
+  }
+
+  /**
+   * With a session: checks it (`invalid_argument` beyond the token's limits), then waits,
+   * pulling from the replicas known, until this replica covers what it has seen here
+   * (`session_behind` after `timeoutMs`, default the request timeout).
+   */
+  private async catchUp(session: Session | undefined, timeoutMs: number | undefined): Promise<void> {
+    if (session === undefined) return;
+    const frontier = session.eventual(this.name);
+    const ns = this;
+    await waitForSession(
+      {
+        name: this.name,
+        ctx: this.ctx,
+        covers: (f) => this.local.replica.covers(f),
+        pullRound: () => this.replication.pullRound(),
+        get closed() {
+          return ns.closed;
+        },
+      },
+      frontier,
+      timeoutMs ?? this.options.requestTimeoutMs,
+    );
+    if (this.closed) throw new ClosedError(`eventual namespace '${this.name}'`);
+  }
+
+  private behind(): SessionBehindError {
+    return new SessionBehindError(`eventual namespace '${this.name}' no longer covers the session`, {
+      namespace: this.name,
+    });
+  }
+
+  /** The session read `key` here: it has seen the dots of the state the key holds (a tombstone's too). */
+  private observeRead(session: Session | undefined, key: string): void {
+    if (session === undefined) return;
+    session.observeEventual(this.name, this.local.replica.dotsOf(key));
   }
 
   private ttlOf(options: EventualWriteOptions | undefined): { ttlSeconds?: number } {
@@ -257,33 +328,46 @@ export class EventualNamespaceImpl implements EventualNamespace {
 
   async set(key: string, value: JsonValue, options?: EventualWriteOptions): Promise<EventualSetResult> {
     let operation: 'created' | 'updated' = 'created';
-    const delta = await this.write(options, (r, now) => {
+    options?.session?.check();
+    const delta = await this.write(options, (r, now, deps) => {
       const current = r.preparedCurrent(key);
       if (isLive(current, now)) operation = 'updated';
-      return r.prepareSet(key, value, now, this.ttlOf(options));
+      return r.prepareSet(key, value, now, { ...this.ttlOf(options), deps });
     });
     return { ...this.entryOfWrite(delta), operation };
   }
 
   async increment(key: string, by = 1, options?: EventualWriteOptions): Promise<EventualEntry> {
-    const delta = await this.write(options, (r, now) => r.prepareIncrement(key, by, now, this.ttlOf(options)));
+    options?.session?.check();
+    const delta = await this.write(options, (r, now, deps) =>
+      r.prepareIncrement(key, by, now, { ...this.ttlOf(options), deps }),
+    );
     return this.entryOfWrite(delta);
   }
 
   async delete(key: string, options?: EventualWriteOptions): Promise<boolean> {
     checkKey(key);
+    const session = options?.session;
+    session?.check();
+    const timeoutMs = checkTimeout(options?.timeoutMs);
+    await this.ensureOpen();
+    await this.catchUp(session, timeoutMs);
     // A 'majority' delete first learns what a majority holds, so it deletes what they have seen.
     if (options?.consistency === 'majority') {
       const replicas = checkReplicas(options.replicas);
-      const timeoutMs = checkTimeout(options.timeoutMs);
-      await this.ensureOpen();
       await this.replication.pullFromMajority(replicas, timeoutMs);
     }
-    const delta = await this.write(options, (r, now) => {
-      // Not live here: nothing to delete, and nothing is written (see docs/guarantees.md).
-      if (!isLive(r.preparedCurrent(key), now)) return undefined;
-      return r.prepareDelete(key, now);
-    });
+    const delta = await this.write(
+      options,
+      (r, now, deps) => {
+        // Not live here: nothing to delete, and nothing is written (see docs/guarantees.md).
+        if (!isLive(r.preparedCurrent(key), now)) return undefined;
+        return r.prepareDelete(key, now, { deps });
+      },
+      true,
+    );
+    // Nothing written: the session read the key as absent here.
+    if (delta === undefined) this.observeRead(session, key);
     return delta !== undefined;
   }
 
@@ -295,9 +379,14 @@ export class EventualNamespaceImpl implements EventualNamespace {
     const timeoutMs = checkTimeout(options?.timeoutMs);
     const replicas = checkReplicas(options?.replicas);
     checkKey(key);
+    const session = options?.session;
+    session?.check();
     await this.ensureOpen();
+    await this.catchUp(session, timeoutMs);
     if (consistency === 'majority') await this.replication.pullFromMajority(replicas, timeoutMs);
-    return this.read(key);
+    const entry = this.read(key);
+    this.observeRead(session, key);
+    return entry;
   }
 
   /**

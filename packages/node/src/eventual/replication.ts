@@ -359,6 +359,16 @@ export class Replicator {
     }
   }
 
+  /**
+   * One pull round with every replica known and every connected peer (a
+   * session catching up, see session-wait.ts). Resolves once each answered or
+   * failed; never throws.
+   */
+  async pullRound(): Promise<void> {
+    const peers = new Set([...this.knownReplicas(), ...this.transport.peers()]);
+    await Promise.all([...peers].map((p) => this.antiEntropyWith(p)));
+  }
+
   // ---------------------------------------------------------------- majority
 
   /**
