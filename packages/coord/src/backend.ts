@@ -23,12 +23,29 @@ export interface StrongChange {
   revision: number;
 }
 
-/** Time bounds of one strong call. */
+/**
+ * The strong part of a caller's session (the node's `Session`): what a call
+ * must be served at or after, and where it records what it was served at.
+ */
+export interface StrongSessionRef {
+  /** The log index (Raft index, or etcd revision) a serializable or bounded read must be answered at or after. */
+  readonly strong: number;
+  /** Called once a call has succeeded, with the index its write applied at or its read was answered at. */
+  observeStrong(index: number): void;
+}
+
+/** Time bounds of one strong call, and the session it is part of. */
 export interface StrongCallOptions {
   /** Bound of the whole call, in ms; default: the backend's call timeout. */
   timeoutMs?: number;
   /** Extra time the backend may hold the call (a blocking lock wait), in ms. */
   waitMs?: number;
+  /**
+   * A read is answered only from a state applied through `session.strong`
+   * (a serializable read waits for it within the call's bound, else fails
+   * with `session_behind`); on success, the call observes its index into it.
+   */
+  session?: StrongSessionRef;
 }
 
 /** A read's time bound and how fresh it must be (default linearizable; ./read-consistency.ts). */

@@ -28,6 +28,7 @@ export type {
   StrongChange,
   StrongNamespaceUsage,
   StrongReadOptions,
+  StrongSessionRef,
   StrongWatchFilter,
 } from './backend.js';
 export {

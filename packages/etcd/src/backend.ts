@@ -36,15 +36,18 @@ import {
   type StrongChange,
   type StrongNamespaceUsage,
   type StrongReadOptions,
+  type StrongSessionRef,
   type StrongWatchFilter,
 } from '@parley/coord';
 import {
   type Clock,
   InvalidArgumentError,
+  isParleyError,
   type ParleyError,
   type Random,
   type Scheduler,
   SeededRandom,
+  SessionBehindError,
   systemClock,
   systemScheduler,
   UnavailableError,
@@ -86,6 +89,8 @@ export interface EtcdBackendOptions {
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 /** Largest gRPC message the client accepts: a list page of values up to the value limit. */
 const MAX_RECEIVE_BYTES = 64 * 1_048_576;
+/** How soon a serializable read answered below its session's revision is asked again. */
+export const SESSION_RETRY_MS = 20;
 
 /**
  * coord's StrongBackend over an etcd v3 cluster (see the file comment): `write`,
@@ -163,7 +168,7 @@ export class EtcdBackend implements StrongBackend {
     if (READ_OPERATIONS.has(op.type) || op.type === 'register_session' || op.type === 'expire') {
       throw new InvalidArgumentError(`'${op.type}' is not a write on etcd`);
     }
-    return this.dispatch(op, this.call(options));
+    return this.session(op, this.call(options), options?.session);
   }
 
   /**
@@ -185,7 +190,51 @@ export class EtcdBackend implements StrongBackend {
       );
     }
     const call = this.call(options);
-    return this.dispatch(op, level === 'serializable' ? { ...call, serializable: true } : call);
+    return this.session(op, level === 'serializable' ? { ...call, serializable: true } : call, options?.session);
+  }
+
+  /**
+   * `op` within a caller's session. Its revision is etcd's: the highest
+   * header revision of the call's answers is what a session observes, on
+   * success (or `key_not_found`, which saw the state it was answered from). A
+   * linearizable read or a write is answered at or after every revision ever
+   * acknowledged, so at or after the session's. A serializable one is answered
+   * by whichever member the client reaches, from its own state: below the
+   * session's revision, it is asked again (another member may answer) every
+   * SESSION_RETRY_MS until the call's deadline, then fails with `session_behind`.
+   */
+  private async session(op: Operation, call: OpCall, session: StrongSessionRef | undefined): Promise<OpResult> {
+    if (session === undefined) return this.dispatch(op, call);
+    const need = session.strong;
+    for (;;) {
+      const seen = { low: Number.POSITIVE_INFINITY, high: 0 };
+      let value: OpResult | undefined;
+      let failure: unknown;
+      try {
+        value = await this.dispatch(op, { ...call, seen });
+      } catch (err) {
+        failure = err;
+      }
+      const answered = value !== undefined || isParleyError(failure, 'key_not_found');
+      if (answered && call.serializable === true && seen.low < need) {
+        const left = call.deadlineMs - this.clock.nowMs();
+        if (left <= SESSION_RETRY_MS) {
+          throw new SessionBehindError(
+            `the etcd member answered at revision ${seen.low}, short of the session's ${need}`,
+            {
+              need,
+              applied: seen.low,
+              backend: 'etcd',
+            },
+          );
+        }
+        await new Promise<void>((resolve) => this.calls.scheduler.after(SESSION_RETRY_MS, resolve));
+        continue;
+      }
+      if (answered && seen.high > 0) session.observeStrong(seen.high);
+      if (value === undefined) throw failure;
+      return value;
+    }
   }
 
   private dispatch(op: Operation, call: OpCall): Promise<OpResult> {

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isParleyError, type ParleyError } from '@parley/interface';
-import { createNode, type ParleyNode, type StrongChange } from '@parley/node';
+import { createNode, encodeSessionToken, type ParleyNode, Session, type StrongChange } from '@parley/node';
 import { silentNodeLogger } from '@parley/node/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { etcdStrong } from './node-strong.js';
@@ -86,5 +86,31 @@ describe.skipIf(!bin)('createNode({ strong: etcdStrong(…) })', () => {
     const err = await a.cluster.addVoter('someone').catch((e: ParleyError) => e);
     expect(isParleyError(err, 'invalid_argument')).toBe(true);
     expect((err as ParleyError).message).toContain('managed by etcd');
+  }, 30_000);
+
+  it('a session follows etcd revisions: serializable reads below its token are refused, never stale', async () => {
+    const a = await node('sa');
+    const b = await node('sb');
+    const s = Session.from();
+    await a.strong('sess').set('k', 1, { session: s });
+    const written = s.strong;
+    expect(written).toBeGreaterThan(0);
+    expect((await b.strong('sess').get('k', { consistency: 'serializable', session: s }))?.value).toBe(1);
+    expect(s.strong).toBeGreaterThanOrEqual(written);
+    // A failed conditional write leaves the session as it was.
+    const before = s.strong;
+    await expect(b.strong('sess').set('k', 2, { ifNotExists: true, session: s })).rejects.toMatchObject({
+      code: 'key_already_exists',
+    });
+    expect(s.strong).toBe(before);
+    // A token ahead of every etcd member: serializable reads are refused; linearizable ones need no wait.
+    const ahead = Session.from(encodeSessionToken({ strong: before + 1_000_000, eventual: new Map() }));
+    const err = await b
+      .strong('sess')
+      .get('k', { consistency: 'serializable', session: ahead, timeoutMs: 200 })
+      .catch((e: unknown) => e);
+    expect(isParleyError(err, 'session_behind')).toBe(true);
+    expect((err as ParleyError).details).toMatchObject({ need: before + 1_000_000 });
+    expect((await b.strong('sess').get('k', { session: ahead }))?.value).toBe(1);
   }, 30_000);
 });

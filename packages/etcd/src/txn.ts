@@ -49,6 +49,8 @@ export interface CallBound {
    * `serializable` range option), with no quorum read.
    */
   serializable?: boolean;
+  /** The header revisions of this call's answers, lowest and highest (for a caller's session; backend.ts). */
+  seen?: { low: number; high: number };
 }
 
 /** One transaction: compares, what to do when they hold, what to read when they do not. */
@@ -123,9 +125,14 @@ export class EtcdCalls {
     for (const kv of kvs ?? []) this.bytesRead += kv.key.length + kv.value.length;
   }
 
-  private note(revision: string | undefined): void {
+  private note(revision: string | undefined, bound: CallBound): void {
     const r = Number(revision);
-    if (Number.isSafeInteger(r) && r > this.lastRevision) this.lastRevision = r;
+    if (!Number.isSafeInteger(r)) return;
+    if (r > this.lastRevision) this.lastRevision = r;
+    const seen = bound.seen;
+    if (seen === undefined) return;
+    if (r < seen.low) seen.low = r;
+    if (r > seen.high) seen.high = r;
   }
 
   constructor(
@@ -204,7 +211,7 @@ export class EtcdCalls {
   async range(req: IRangeRequest, bound: CallBound): Promise<IRangeResponse> {
     const sent = bound.serializable === true ? { ...req, serializable: true } : req;
     const res = await this.run('range', bound, (o) => this.client.kv.range(sent, o));
-    this.note(res.header?.revision);
+    this.note(res.header?.revision, bound);
     this.count(res.kvs);
     return res;
   }
@@ -240,7 +247,7 @@ export class EtcdCalls {
       this.client.kv.txn({ compare: compares, success, failure }, o),
     );
     const revision = Number(res.header.revision);
-    this.note(res.header.revision);
+    this.note(res.header.revision, bound);
     for (const r of res.responses) this.count(r.response_range?.kvs);
     const responses = [...res.responses];
     if (requestKey === undefined) return { succeeded: res.succeeded, revision, responses };

@@ -27,11 +27,19 @@
  * young); a step back between two readings of the clock that the member never
  * observes is outside the proof (docs/guarantees.md).
  */
-import type { CommandResult, Operation, ReadConsistency } from '@parley/coord';
-import { type Cancel, ClosedError, type PeerId, StalenessExceededError, UnavailableError } from '@parley/interface';
+import type { Operation, ReadConsistency } from '@parley/coord';
+import {
+  type Cancel,
+  ClosedError,
+  type PeerId,
+  SessionBehindError,
+  StalenessExceededError,
+  UnavailableError,
+} from '@parley/interface';
 import type { NodeContext } from '../context.js';
 import type { ResolvedStrongOptions } from './options.js';
 import { MAX_PENDING_READS, type StrongReplica } from './replica.js';
+import type { IndexedResult } from './wire.js';
 
 /** Local clocks may run this much fast or slow (0.1%): ages are stretched by it. */
 export const RATE_MARGIN = 0.001;
@@ -55,7 +63,15 @@ export interface LocalReadsSeams {
 export class LocalReads {
   /** The newest read point this member holds. */
   point: ReadPoint | undefined;
-  readonly stats = { serializable: 0, bounded: 0, waited: 0, refused: 0, pointsAsked: 0, pointsAnswered: 0 };
+  readonly stats = {
+    serializable: 0,
+    bounded: 0,
+    waited: 0,
+    refused: 0,
+    behind: 0,
+    pointsAsked: 0,
+    pointsAnswered: 0,
+  };
   /** Points asked and not answered: context → the time asked. */
   private readonly asked = new Map<string, number>();
   private readonly waiting = new Set<() => void>();
@@ -100,39 +116,95 @@ export class LocalReads {
 
   /**
    * Serves `op` from this member's state under `consistency`, or fails (see
-   * the module comment). Only a member has a state to answer from: a node
-   * outside the group forwards (./calls.ts), and a member refuses a forwarded
-   * read once it is no longer one (./router.ts).
+   * the module comment), with the index the state was applied through. Only a
+   * member has a state to answer from: a node outside the group forwards
+   * (./read-write.ts), and a member refuses a forwarded read once it is no
+   * longer one (./router.ts). With a session (`minIndex` > 0, its token) the
+   * state must also be applied through `minIndex`: the read waits for it as a
+   * bounded read waits for its point, else fails with `session_behind`.
    */
-  serve(op: Operation, consistency: LocalConsistency, deadlineMs: number): Promise<CommandResult> {
+  serve(op: Operation, consistency: LocalConsistency, deadlineMs: number, minIndex = 0): Promise<IndexedResult> {
     if (this.closed) return Promise.reject(new ClosedError('strong module'));
     if (this.replica.fatal !== undefined) return Promise.reject(this.replica.fatal);
-    if (consistency.level === 'serializable') {
-      this.stats.serializable++;
-      return Promise.resolve(this.replica.localQuery(op));
-    }
-    return this.bounded(op, consistency.maxStalenessMs, consistency.maxLagEntries, deadlineMs);
-  }
-
-  private bounded(op: Operation, maxStalenessMs: number, maxLagEntries: number, deadlineMs: number) {
     const start = this.now();
+    const limitMs = Math.min(deadlineMs, start + this.options.attemptTimeoutMs);
+    const caughtUp = () => this.caughtUp(minIndex);
+    if (consistency.level === 'serializable') {
+      return this.when(op, caughtUp, limitMs, 'serializable', (now) =>
+        now >= limitMs || this.cannotCatchUp(minIndex) ? this.behindError(minIndex) : undefined,
+      );
+    }
+    const { maxStalenessMs, maxLagEntries } = consistency;
     // A point taken at or after this horizon is no older than the bound, however fast this clock runs.
     const horizon = start - maxStalenessMs / (1 + RATE_MARGIN);
-    const limitMs = Math.min(deadlineMs, start + this.options.attemptTimeoutMs);
-    const servable = () => {
+    const proven = () => {
       const p = this.point;
       return p !== undefined && p.atMs >= horizon && this.replica.appliedThrough >= p.index - maxLagEntries;
     };
-    if (servable()) {
-      this.stats.bounded++;
-      this.refreshAhead(start, maxStalenessMs);
-      return Promise.resolve(this.replica.localQuery(op));
-    }
+    if (proven() && caughtUp()) this.refreshAhead(start, maxStalenessMs);
+    return this.when(
+      op,
+      () => proven() && caughtUp(),
+      limitMs,
+      'bounded',
+      (now) => {
+        const fresh = this.point !== undefined && this.point.atMs >= horizon;
+        if (now >= limitMs || (!fresh && this.seams.knowsNoLeader())) {
+          return proven() ? this.behindError(minIndex) : this.staleError(now, maxStalenessMs, maxLagEntries);
+        }
+        if (proven() && this.cannotCatchUp(minIndex)) return this.behindError(minIndex);
+        if (!fresh) this.ask(horizon, now);
+        return undefined;
+      },
+    );
+  }
+
+  /** This member's state is applied through `minIndex`. */
+  private caughtUp(minIndex: number): boolean {
+    return this.replica.appliedThrough >= minIndex;
+  }
+
+  /** Short of `minIndex`, with no leader known to learn it from nor a commit index reaching it. */
+  private cannotCatchUp(minIndex: number): boolean {
+    return !this.caughtUp(minIndex) && this.replica.driver.probe.committed < minIndex && this.seams.knowsNoLeader();
+  }
+
+  private behindError(minIndex: number): SessionBehindError {
+    this.stats.behind++;
+    return new SessionBehindError(
+      `this member has applied through ${this.replica.appliedThrough}, short of the session's ${minIndex}`,
+      {
+        need: minIndex,
+        applied: this.replica.appliedThrough,
+        ...(this.seams.leaderHint() === undefined ? {} : { leaderHint: this.seams.leaderHint() }),
+      },
+    );
+  }
+
+  private answer(op: Operation, kind: 'serializable' | 'bounded'): IndexedResult {
+    this.stats[kind]++;
+    return { result: this.replica.localQuery(op), index: this.replica.appliedThrough };
+  }
+
+  /**
+   * Answers `op` once `servable()` holds: at once, or on a later apply, read
+   * point or tick, until `limitMs`. At each check that cannot serve, `step`
+   * returns the error to refuse with, or undefined to go on waiting (it may
+   * ask for a read point). At most MAX_PENDING_READS reads wait.
+   */
+  private when(
+    op: Operation,
+    servable: () => boolean,
+    limitMs: number,
+    kind: 'serializable' | 'bounded',
+    step: (now: number) => Error | undefined,
+  ): Promise<IndexedResult> {
+    if (servable()) return Promise.resolve(this.answer(op, kind));
     if (this.waiting.size >= MAX_PENDING_READS) {
-      return Promise.reject(new UnavailableError(`${MAX_PENDING_READS} bounded reads are waiting on this member`));
+      return Promise.reject(new UnavailableError(`${MAX_PENDING_READS} ${kind} reads are waiting on this member`));
     }
     this.stats.waited++;
-    return new Promise<CommandResult>((resolve, reject) => {
+    return new Promise<IndexedResult>((resolve, reject) => {
       let cancelTimer: Cancel | undefined;
       const done = () => {
         this.waiting.delete(check);
@@ -154,19 +226,15 @@ export class LocalReads {
         }
         if (servable()) {
           done();
-          this.stats.bounded++;
-          resolve(this.replica.localQuery(op));
+          resolve(this.answer(op, kind));
           return;
         }
-        const now = this.now();
-        const fresh = this.point !== undefined && this.point.atMs >= horizon;
-        if (now >= limitMs || (!fresh && this.seams.knowsNoLeader())) {
+        const refusal = step(this.now());
+        if (refusal !== undefined) {
           done();
           this.stats.refused++;
-          reject(this.staleError(now, maxStalenessMs, maxLagEntries));
-          return;
+          reject(refusal);
         }
-        if (!fresh) this.ask(horizon, now);
       };
       const tick = () => {
         if (cancelTimer) this.timers.delete(cancelTimer);

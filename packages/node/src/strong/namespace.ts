@@ -39,6 +39,7 @@ import type {
   WriteOperation,
 } from '../api.js';
 import type { QueueOptions, StrongQueue } from '../queue-api.js';
+import type { Session } from '../session/session.js';
 import { StrongQueueImpl } from './queue.js';
 
 /** Keys one deleteNamespace command deletes at most (the node repeats until none match). */
@@ -58,10 +59,21 @@ function setResult(entry: StrongEntry, operation: WriteOperation): StrongSetResu
   return result;
 }
 
+/**
+ * The call's session as the backend's option, checked first (`invalid_argument`
+ * when it has outgrown the token's limits): the backend waits for it where a
+ * read needs to and observes into it what the call wrote or saw.
+ */
+function withSession(session: Session | undefined): { session?: Session } {
+  if (session === undefined) return {};
+  session.check();
+  return { session };
+}
+
 /** The backend's read options for a public call's (validated: `invalid_argument` on a bad mix). */
 function readOptions(o: StrongReadOptions): BackendReadOptions {
   const consistency = readConsistency(o);
-  const out: BackendReadOptions = {};
+  const out: BackendReadOptions = withSession(o.session);
   if (consistency.level !== 'linearizable') out.consistency = consistency;
   if (o.timeoutMs !== undefined) out.timeoutMs = o.timeoutMs;
   return out;
@@ -91,7 +103,10 @@ export class StrongNamespaceImpl implements StrongNamespace {
     if (options.ifVersion !== undefined) op.ifVersion = options.ifVersion;
     if (options.ifNotExists !== undefined) op.ifNotExists = options.ifNotExists;
     if (options.fence !== undefined) op.fence = fenceRef(options.fence);
-    const r = expect(await this.calls.write(op, { timeoutMs: options.timeoutMs }), 'entry');
+    const r = expect(
+      await this.calls.write(op, { timeoutMs: options.timeoutMs, ...withSession(options.session) }),
+      'entry',
+    );
     return setResult(r.entry, r.operation);
   }
 
@@ -105,12 +120,15 @@ export class StrongNamespaceImpl implements StrongNamespace {
     }
   }
 
-  async delete(key: string, options: { ifVersion?: string; fence?: FenceToken } = {}): Promise<boolean> {
+  async delete(
+    key: string,
+    options: { ifVersion?: string; fence?: FenceToken; session?: Session } = {},
+  ): Promise<boolean> {
     const op: Extract<Operation, { type: 'delete' }> = { type: 'delete', namespace: this.name, key };
     if (options.ifVersion !== undefined) op.ifVersion = options.ifVersion;
     if (options.fence !== undefined) op.fence = fenceRef(options.fence);
     try {
-      expect(await this.calls.write(op), 'deleted');
+      expect(await this.calls.write(op, withSession(options.session)), 'deleted');
       return true;
     } catch (err) {
       if (isParleyError(err, 'key_not_found') && options.ifVersion === undefined) return false;
@@ -166,10 +184,10 @@ export class StrongNamespaceImpl implements StrongNamespace {
     );
   }
 
-  async claim(key: string, value: JsonValue, options: { ttl?: number } = {}): Promise<ClaimResult> {
+  async claim(key: string, value: JsonValue, options: { ttl?: number; session?: Session } = {}): Promise<ClaimResult> {
     const op: Extract<Operation, { type: 'claim' }> = { type: 'claim', namespace: this.name, key, value };
     if (options.ttl !== undefined) op.ttlSeconds = options.ttl;
-    const r = expect(await this.calls.write(op), 'claim');
+    const r = expect(await this.calls.write(op, withSession(options.session)), 'claim');
     return { won: r.won, value: r.value, version: r.version, entry: r.entry };
   }
 

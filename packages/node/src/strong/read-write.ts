@@ -12,11 +12,11 @@ import {
   type OpResult,
   type StrongCallOptions,
   type StrongReadOptions,
-  unwrap,
 } from '@parley/coord';
 import { InvalidArgumentError, UnavailableError } from '@parley/interface';
 import type { NodeContext } from '../context.js';
 import type { LocalReads } from './local-reads.js';
+import { observed } from './observed.js';
 import type { ResolvedStrongOptions } from './options.js';
 import type { StrongRouter } from './router.js';
 import type { SessionPool } from './sessions.js';
@@ -46,27 +46,36 @@ export class StrongCalls {
   write(op: Operation, o: CallOptions = {}): Promise<OpResult> {
     checkOperationShape(op);
     const { deadlineMs, attemptCapMs } = this.deadline(o);
-    return this.pool.command(op, { deadlineMs, attemptCapMs, waits: (o.waitMs ?? 0) > 0 });
+    const bounds = { deadlineMs, attemptCapMs, waits: (o.waitMs ?? 0) > 0 };
+    return this.pool.command(op, o.session === undefined ? bounds : { ...bounds, session: o.session });
   }
 
+  /**
+   * With a session, a serializable or bounded read is answered only from a
+   * state applied through `session.strong` (the member waits for it, within
+   * one attempt); a linearizable one always is (a read point is at or after
+   * every commit acknowledged before it), so it needs no wait.
+   */
   async read(op: Operation, o: StrongReadOptions = {}): Promise<OpResult> {
     checkOperationShape(op);
     const { deadlineMs, attemptCapMs } = this.deadline(o);
+    const session = o.session;
     const c = o.consistency;
     if (c !== undefined && c.level !== 'linearizable') {
+      const minIndex = session?.strong ?? 0;
       // A member answers from its own state; a node outside the group (which has none) asks a member to.
       const member = this.router.isMember();
-      if (member) return unwrap(await this.local.serve(op, c, deadlineMs));
+      if (member) return observed(await this.local.serve(op, c, deadlineMs, minIndex), session);
       const answer = await this.router.send(
-        { kind: 'local-read', command: { op }, consistency: c },
+        { kind: 'local-read', command: { op }, consistency: c, ...(minIndex > 0 ? { minIndex } : {}) },
         deadlineMs,
         attemptCapMs,
       );
       if (!('result' in answer)) throw new UnavailableError('unexpected answer to a read');
-      return unwrap(answer.result);
+      return observed(answer, session);
     }
     const answer = await this.router.send({ kind: 'read', command: { op } }, deadlineMs, attemptCapMs);
     if (!('result' in answer)) throw new UnavailableError('unexpected answer to a read');
-    return unwrap(answer.result);
+    return observed(answer, session);
   }
 }

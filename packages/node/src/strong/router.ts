@@ -42,7 +42,6 @@
  * changes through Raft's conf entries.
  */
 import type { CommandResult } from '@parley/coord';
-import { decodeResult, encodeResult } from '@parley/coord';
 import {
   type Cancel,
   ClosedError,
@@ -61,14 +60,18 @@ import { type Pending, refused, type StrongReplica } from './replica.js';
 import {
   type ChangesPage,
   decodeChanges,
+  decodeIndexedResult,
   decodeRequest,
   encodeChanges,
+  encodeIndexedResult,
   encodeRequest,
+  type IndexedResult,
   STRONG_PROTOCOL,
   type StrongRequest,
 } from './wire.js';
 
-export type Answer = { result: CommandResult } | { page: ChangesPage } | { done: true };
+/** A result comes with the index the answering member had applied through (what a session observes). */
+export type Answer = IndexedResult | { page: ChangesPage } | { done: true };
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 export type RequestBody = DistributiveOmit<StrongRequest, 'timeoutMs'>;
@@ -219,19 +222,19 @@ export class StrongRouter {
     if (NEEDS_LEADER.has(req.kind) && this.knowsNoLeader()) throw this.leaderlessError();
     switch (req.kind) {
       case 'write':
-        return { result: await this.bounded(this.replica.submit(req.command), req.timeoutMs) };
+        return this.indexed(await this.bounded(this.replica.submit(req.command), req.timeoutMs));
       case 'register':
-        return {
-          result: await this.bounded(this.replica.submit({ op: { type: 'register_session' } }), req.timeoutMs),
-        };
+        return this.indexed(
+          await this.bounded(this.replica.submit({ op: { type: 'register_session' } }), req.timeoutMs),
+        );
       case 'read':
-        return { result: await this.bounded(this.replica.read(req.command.op), req.timeoutMs) };
+        return this.indexed(await this.bounded(this.replica.read(req.command.op), req.timeoutMs));
       case 'local-read': {
         if (!this.local) throw new ClosedError('strong module');
         // Only a member has a state to answer from.
         if (!this.isMember()) throw refused(this.replica.leaderHint());
         const deadlineMs = this.ctx.clock.nowMs() + req.timeoutMs;
-        return { result: await this.local.serve(req.command.op, req.consistency, deadlineMs) };
+        return await this.local.serve(req.command.op, req.consistency, deadlineMs, req.minIndex ?? 0);
       }
       case 'admin':
         if (req.action === 'transferLeadership') await this.transfer(req.peer, req.timeoutMs);
@@ -249,6 +252,15 @@ export class StrongRouter {
         };
       }
     }
+  }
+
+  /**
+   * A result answered here, with this member's applied index: a write or
+   * ReadIndex read answers once applied through its entry or read point, so
+   * the index is at or after it, and committed.
+   */
+  private indexed(result: CommandResult): IndexedResult {
+    return { result, index: this.replica.appliedThrough };
   }
 
   private async transfer(to: PeerId, timeoutMs: number): Promise<void> {
@@ -436,7 +448,7 @@ export function faultError(fatal: unknown): ParleyError {
 }
 
 function encodeAnswer(a: Answer): Uint8Array {
-  if ('result' in a) return encodeResult(a.result);
+  if ('result' in a) return encodeIndexedResult(a);
   if ('page' in a) return encodeChanges(a.page);
   return new Uint8Array(0);
 }
@@ -444,5 +456,5 @@ function encodeAnswer(a: Answer): Uint8Array {
 function decodeAnswer(kind: StrongRequest['kind'], bytes: Uint8Array): Answer {
   if (kind === 'admin') return { done: true };
   if (kind === 'changes') return { page: decodeChanges(bytes) };
-  return { result: decodeResult(bytes) };
+  return decodeIndexedResult(bytes);
 }

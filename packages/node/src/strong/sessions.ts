@@ -35,9 +35,18 @@
  * register sessions (no leader) never turns the pool into a loop of
  * registrations that fail in the same turn.
  */
-import { type Command, DEFAULT_LIMITS, type Operation, type OpResult, SessionSequencer, unwrap } from '@parley/coord';
+import {
+  type Command,
+  DEFAULT_LIMITS,
+  type Operation,
+  type OpResult,
+  SessionSequencer,
+  type StrongSessionRef,
+  unwrap,
+} from '@parley/coord';
 import { type Cancel, OutcomeUnknownError, TimeoutError, UnavailableError } from '@parley/interface';
 import type { NodeContext } from '../context.js';
+import { observed } from './observed.js';
 import type { ResolvedStrongOptions } from './options.js';
 import type { SendTrace, StrongRouter } from './router.js';
 
@@ -80,6 +89,8 @@ export interface CommandBounds {
   deadlineMs: number;
   attemptCapMs?: number;
   waits?: boolean;
+  /** The caller's session: observes the index the command was answered at, when it succeeded. */
+  session?: StrongSessionRef;
 }
 
 export class SessionPool {
@@ -156,7 +167,7 @@ export class SessionPool {
       if (!('result' in answer)) throw new TimeoutError('unexpected answer to a write: its outcome is unknown');
       const r = answer.result;
       const reason = !r.ok ? (r.error.details as { reason?: unknown }).reason : undefined;
-      if (reason !== 'session_expired' && reason !== 'stale_sequence') return unwrap(r);
+      if (reason !== 'session_expired' && reason !== 'stale_sequence') return observed(answer, bounds.session);
       if (reason === 'session_expired') this.drop(slot.session);
       // Refused at its only arrival: the session was gone before it was ever applied.
       if (reason === 'session_expired' && trace.attempts === 1 && !reissued) continue;

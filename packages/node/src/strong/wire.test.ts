@@ -1,6 +1,16 @@
 import { isParleyError, SeededRandom, testSeed, withSeed } from '@parley/interface';
 import { describe, expect, it } from 'vitest';
-import { decodeChanges, decodeRequest, encodeChanges, encodeRequest, MAX_WAIT_MS, type StrongRequest } from './wire.js';
+import {
+  decodeChanges,
+  decodeIndexedResult,
+  decodeRequest,
+  encodeChanges,
+  encodeIndexedResult,
+  encodeRequest,
+  type IndexedResult,
+  MAX_WAIT_MS,
+  type StrongRequest,
+} from './wire.js';
 
 const SAMPLES: StrongRequest[] = [
   {
@@ -26,6 +36,13 @@ const SAMPLES: StrongRequest[] = [
     timeoutMs: 20,
     command: { op: { type: 'get', namespace: 'ns', key: 'k' } },
     consistency: { level: 'bounded', maxStalenessMs: 500, maxLagEntries: 0 },
+  },
+  {
+    kind: 'local-read',
+    timeoutMs: 20,
+    command: { op: { type: 'get', namespace: 'ns', key: 'k' } },
+    consistency: { level: 'serializable' },
+    minIndex: 2 ** 40,
   },
   { kind: 'admin', timeoutMs: 5000, action: 'addLearner', peer: 'p4' },
   { kind: 'changes', timeoutMs: 250, fromRevision: 17, namespace: 'ns', prefix: 'a/', limit: 1000 },
@@ -58,6 +75,25 @@ describe('strong wire codec', () => {
     expect(() => decodeRequest(new TextEncoder().encode(tampered))).toThrow(/admin action/);
     expect(() => decodeChanges(new TextEncoder().encode('{"changes":[{"key":1}],"revision":1}'))).toThrow(/malformed/);
     expect(() => decodeChanges(new TextEncoder().encode('not json'))).toThrow(/malformed/);
+  });
+
+  it('carries the answering index with a result, and refuses a local read with minIndex 0 on the wire', () => {
+    const samples: IndexedResult[] = [
+      { result: { ok: true as const, value: { type: 'deleted' as const, namespace: 'n', key: 'k' } }, index: 0 },
+      { result: { ok: false as const, error: { code: 'key_not_found', message: 'm', details: {} } }, index: 2 ** 50 },
+    ];
+    for (const a of samples) {
+      expect(decodeIndexedResult(encodeIndexedResult(a))).toEqual(a);
+    }
+    const answer = encodeIndexedResult({
+      result: { ok: true, value: { type: 'deleted', namespace: 'n', key: 'k' } },
+      index: 7,
+    });
+    for (const bad of [answer.map((b, i) => (i === 0 ? 2 : b)), answer.subarray(0, 1), new Uint8Array(0)]) {
+      expect(() => decodeIndexedResult(bad)).toThrow(expect.objectContaining({ code: 'decode_error' }));
+    }
+    const plain = encodeRequest(SAMPLES[3] as StrongRequest);
+    expect(() => decodeRequest(new Uint8Array([...plain, 0]))).toThrow(/minIndex 0/);
   });
 
   it('refuses change pages nested too deep or holding numbers past float64, so what decodes re-encodes', () => {

@@ -10,21 +10,27 @@
  * | version      | u8     | 1                                                          |
  * | kind         | u8     | 1 write, 2 read, 3 register session, 4 admin, 5 changes, 6 local read |
  * | timeoutMs    | uint   | how long the leader may wait for the answer                |
- * | body         | bytes  | write/read: coord `encodeCommand` (nowMs 0: the leader stamps it); admin: action string + peer string; changes: fromRevision uint, namespace string, prefix string, hasPrefix bool, limit uint, then skip uint when > 0; local read: the command, level u8 (1 serializable, 2 bounded), then for bounded maxStalenessMs uint, maxLagEntries uint |
+ * | body         | bytes  | write/read: coord `encodeCommand` (nowMs 0: the leader stamps it); admin: action string + peer string; changes: fromRevision uint, namespace string, prefix string, hasPrefix bool, limit uint, then skip uint when > 0; local read: the command, level u8 (1 serializable, 2 bounded), then for bounded maxStalenessMs uint, maxLagEntries uint, then minIndex uint when > 0 |
  *
  * A local read (serializable or bounded, ./local-reads.ts) is what a node
  * outside the group sends to a member: any member answers it, not only the
- * leader.
+ * leader. Its `minIndex` is the caller's session token: the member answers
+ * only from a state applied through it.
  *
- * Answer: coord `encodeResult` for write, read and register; empty for admin;
- * for changes, a JSON page `{changes, revision}`.
+ * Answer, for write, read, register and local read: u8 1 (answer format), the
+ * index uint (the log index the answering member had applied through when it
+ * answered: what a session observes), then coord `encodeResult` to the end.
+ * Empty for admin; for changes, a JSON page `{changes, revision}`.
  * Failures travel as the transport's typed errors: `not_leader` carries the
  * hint in `details.leaderHint`.
  */
 import {
   type Command,
+  type CommandResult,
   decodeCommand,
+  decodeResult,
   encodeCommand,
+  encodeResult,
   MAX_JSON_DEPTH,
   MAX_LAG_ENTRIES,
   MAX_STALENESS_MS,
@@ -52,6 +58,8 @@ export type StrongRequest =
       timeoutMs: number;
       command: Omit<Command, 'nowMs'>;
       consistency: Exclude<ReadConsistency, { level: 'linearizable' }>;
+      /** Answer only from a state applied through this index (a session's token; absent on the wire when 0). */
+      minIndex?: number;
     }
   | { kind: 'admin'; timeoutMs: number; action: AdminAction; peer: PeerId }
   | {
@@ -86,6 +94,7 @@ export function encodeRequest(req: StrongRequest): Uint8Array {
         w.uint(req.consistency.maxStalenessMs);
         w.uint(req.consistency.maxLagEntries);
       }
+      if ((req.minIndex ?? 0) > 0) w.uint(req.minIndex as number);
       break;
     case 'admin':
       w.string(req.action);
@@ -142,6 +151,12 @@ export function decodeRequest(bytes: Uint8Array): StrongRequest {
       } else {
         throw new DecodeError(`unknown read level ${level}`);
       }
+      // Optional last field, as `skip` below: a minIndex of 0 is always left out.
+      if (r.remaining() > 0) {
+        const minIndex = r.uint();
+        if (minIndex === 0) throw new DecodeError('a local read carries minIndex 0');
+        req.minIndex = minIndex;
+      }
       break;
     }
     case 4: {
@@ -180,6 +195,36 @@ export function decodeRequest(bytes: Uint8Array): StrongRequest {
   }
   r.end();
   return req;
+}
+
+const ANSWER_FORMAT = 1;
+
+/** A coord result and the index its answering member had applied through. */
+export interface IndexedResult {
+  result: CommandResult;
+  index: number;
+}
+
+export function encodeIndexedResult(a: IndexedResult): Uint8Array {
+  const w = new ByteWriter();
+  w.u8(ANSWER_FORMAT);
+  w.uint(a.index);
+  const head = w.finish();
+  const body = encodeResult(a.result);
+  const out = new Uint8Array(head.length + body.length);
+  out.set(head, 0);
+  out.set(body, head.length);
+  return out;
+}
+
+/** Decodes an answer from a member (untrusted bytes; coord bounds the result's size); throws only DecodeError. */
+export function decodeIndexedResult(bytes: Uint8Array): IndexedResult {
+  const r = new ByteReader(bytes);
+  const format = r.u8();
+  if (format !== ANSWER_FORMAT) throw new DecodeError(`unsupported answer format ${format}`, 0);
+  const index = r.uint();
+  const result = decodeResult(bytes.subarray(bytes.length - r.remaining()));
+  return { result, index };
 }
 
 const enc = new TextEncoder();
