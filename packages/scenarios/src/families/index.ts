@@ -9,6 +9,7 @@ import './node-eventual/family.js';
 import './node-strong/family.js';
 import './node-strong/queue.js';
 import './node-strong/reads.js';
+import './node-strong/session-reads.js';
 import './node-strong/sessions.js';
 import './raft/family.js';
 import './raft/figure8.js';

@@ -3,13 +3,18 @@ import { matchScenarios } from '../../registry.js';
 import { runSweep } from '../../sweep.js';
 import '../index.js';
 import { NODE_STRONG_READS_SCENARIOS } from './reads.js';
+import { NODE_STRONG_SESSION_READS_SCENARIOS } from './session-reads.js';
 import { NODE_STRONG_SESSIONS_SCENARIOS } from './sessions.js';
 
 /** The CI-sized node-strong sweep: every node-strong-* scenario on a fixed block of seeds (the full sweep is `npm run sim`). */
 const CI_SEEDS = 2;
 const FIRST_SEED = 40_000;
-/** node-strong-* but the session and read scenarios (their own tests: sessions.test.ts, reads.test.ts). */
-const OWN_TESTS = [...NODE_STRONG_SESSIONS_SCENARIOS, ...NODE_STRONG_READS_SCENARIOS];
+/** node-strong-* but the session and read scenarios (their own tests: sessions.test.ts, reads.test.ts, session-reads.test.ts). */
+const OWN_TESTS = [
+  ...NODE_STRONG_SESSIONS_SCENARIOS,
+  ...NODE_STRONG_READS_SCENARIOS,
+  ...NODE_STRONG_SESSION_READS_SCENARIOS,
+];
 const nodeStrong = () => matchScenarios('node-strong-*').filter((s) => !OWN_TESTS.some((x) => x.name === s.name));
 
 describe('node-strong-* CI sweep', () => {
