@@ -22,9 +22,15 @@ export { type ClientReplication, clientReplication } from './eventual/client-rep
 export type { EventualOptions } from './eventual/options.js';
 export { loadDocumentEngines } from './eventual/rich-loader.js';
 export { createNode } from './node.js';
-export { decodeSessionToken, encodeSessionToken, SESSION_LIMITS, Session, type SessionFrontier } from './session/index.js';
 export type { NodeOptions } from './options.js';
 export type * from './queue-api.js';
+export {
+  decodeSessionToken,
+  encodeSessionToken,
+  SESSION_LIMITS,
+  Session,
+  type SessionFrontier,
+} from './session/index.js';
 export type { StrongOptions } from './strong/options.js';
 export { raftStrong } from './strong/provider.js';
 export type { StrongProvider, StrongSide } from './strong-side.js';

@@ -60,7 +60,10 @@ describe('session token', () => {
       Buffer.from([1, 0, 0xff, 0xff, 0xff, 0x7f]).toString('base64url'), // a huge count
       'A'.repeat(SESSION_LIMITS.maxTokenChars + 1),
     ]) {
-      expect(code(() => decodeSessionToken(bad)), bad.slice(0, 20)).toBe('invalid_argument');
+      expect(
+        code(() => decodeSessionToken(bad)),
+        bad.slice(0, 20),
+      ).toBe('invalid_argument');
     }
     expect(code(() => decodeSessionToken(42 as unknown as string))).toBe('invalid_argument');
   });
