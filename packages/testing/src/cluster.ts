@@ -18,6 +18,7 @@ import {
 import { expectBoundedStaleness, expectConverged, expectFencing, expectLinearizable } from './checks.js';
 import { type Duration, toMs } from './duration.js';
 import { Recorder } from './recorder.js';
+import { expectCausal, expectSessionGuarantees } from './session-checks.js';
 
 const silent: NodeLogger = { debug() {}, info() {}, warn() {}, error() {} };
 export const MAX_NODES = 32;
@@ -323,6 +324,21 @@ export class SimCluster {
    */
   expectBoundedStaleness(): { reads: number } {
     return expectBoundedStaleness(this.recorder);
+  }
+
+  /**
+   * Every session (each `Session` object passed as `{ session }`) got read-your-writes,
+   * monotonic reads, monotonic writes and writes-follow-reads over its `set` and `get`
+   * calls, eventual and strong (docs/sessions.md; what is judged: session-checks.ts).
+   * A session's calls must not overlap.
+   */
+  expectSessionGuarantees(): { sessions: number; operations: number } {
+    return expectSessionGuarantees(this.recorder);
+  }
+
+  /** The session calls on eventual namespace `ns` were causally consistent, across sessions. */
+  expectCausal(ns: string): { sessions: number; operations: number } {
+    return expectCausal(this.recorder, ns);
   }
 
   /** Every live node that opened eventual namespace `ns` holds the same entries, and no acknowledged write was lost. */

@@ -96,6 +96,26 @@ export interface EventualWriteRecord {
   readonly call: RecordedCall;
 }
 
+/**
+ * A call made with a `session` option (`expectSessionGuarantees`, `expectCausal`): the session is
+ * named by its Session object (`s1`, `s2`, … in order of first use), the write or read by the
+ * entry version it wrote or returned, so written values need not be unique.
+ */
+export interface SessionCallRecord {
+  readonly session: string;
+  readonly side: 'eventual' | 'strong';
+  readonly namespace: string;
+  readonly key: string;
+  readonly kind: 'read' | 'write';
+  readonly call: RecordedCall;
+  /** The node answered (a read that found nothing too); false: it failed, or its outcome is unknown. */
+  readonly answered: boolean;
+  /** The version written or read; undefined for a read that found nothing, or a call that failed. */
+  readonly version: string | undefined;
+}
+
+type After<T> = (rec: RecordedCall, outcome: { ok: true; value: T } | { ok: false; code: string }) => void;
+
 /** Bound on recorded calls per simulation. */
 const MAX_CALLS = 200_000;
 
@@ -105,6 +125,9 @@ export class Recorder {
   readonly fences: FenceObservation[] = [];
   readonly eventualWrites: EventualWriteRecord[] = [];
   readonly strongReads: StrongReadRecord[] = [];
+  readonly sessionCalls: SessionCallRecord[] = [];
+  private readonly sessionNames = new WeakMap<object, string>();
+  private sessionCount = 0;
   /** Keys the entry model cannot judge: leases, fenced writes, TTLs (`ns/key`). */
   readonly unmodelled = new Set<string>();
   readonly leaseKeys = new Set<string>();
@@ -199,6 +222,35 @@ export class Recorder {
     );
   }
 
+  /**
+   * The `after` of a call made with `session` (none without one): records it as a session call
+   * once it settles, then runs `after`. `versionOf` reads the version from the call's answer.
+   */
+  sessionAfter<T>(
+    session: object | undefined,
+    where: { side: 'eventual' | 'strong'; namespace: string; key: string; kind: 'read' | 'write' },
+    versionOf: (value: T) => string | undefined,
+    after?: After<T>,
+  ): After<T> | undefined {
+    if (session === undefined) return after;
+    let named = this.sessionNames.get(session);
+    if (named === undefined) {
+      named = `s${++this.sessionCount}`;
+      this.sessionNames.set(session, named);
+    }
+    const name = named;
+    return (r, o) => {
+      this.sessionCalls.push({
+        session: name,
+        ...where,
+        call: r,
+        answered: o.ok,
+        version: o.ok ? versionOf(o.value) : undefined,
+      });
+      after?.(r, o);
+    };
+  }
+
   /** The node object the user gets: the real `node`, every call recorded. */
   wrapNode(node: ParleyNode, index: number, alive: () => boolean): ParleyNode {
     const guard = () => {
@@ -267,11 +319,13 @@ export class Recorder {
           k,
           entrySet(value, options),
           g(() => inner.set(key, value, options)),
+          rec.sessionAfter(options.session, { side: 'strong', namespace: ns, key, kind: 'write' }, (e) => e.version),
         );
       },
       get(key, options = {}) {
         const k = `${ns}/${key}`;
         const consistency = readConsistency(options);
+        const readAt = { side: 'strong', namespace: ns, key, kind: 'read' } as const;
         if (consistency.level !== 'linearizable') {
           // Not linearizable by design: kept out of the model's history, checked by expectBoundedStaleness.
           const read: RecordedOperation<StrongEntry | undefined> = {
@@ -287,7 +341,12 @@ export class Recorder {
             k,
             read,
             g(() => inner.get(key, options)),
-            (r) => rec.strongReads.push({ key: k, consistency, call: r }),
+            rec.sessionAfter(
+              options.session,
+              readAt,
+              (e) => e?.version,
+              (r) => rec.strongReads.push({ key: k, consistency, call: r }),
+            ),
           );
         }
         if (rec.leaseKeys.has(k)) {
@@ -305,6 +364,7 @@ export class Recorder {
           k,
           entryGet(),
           g(() => inner.get(key, options)),
+          rec.sessionAfter(options.session, readAt, (e: StrongEntry | undefined) => e?.version),
         );
       },
       delete(key, options = {}) {
@@ -513,7 +573,12 @@ export class Recorder {
           key,
           eventual('set', { value, options: opts(options) }, (e: EventualEntry) => ({ version: e.version })),
           g(() => inner.set(key, value, options)),
-          write('set'),
+          this.sessionAfter(
+            options?.session,
+            { side: 'eventual', namespace: ns, key, kind: 'write' },
+            (e: EventualEntry) => e.version,
+            write('set'),
+          ),
         ),
       delete: (key, options) =>
         this.call(
@@ -538,7 +603,22 @@ export class Recorder {
         ),
       get: (key, options) => {
         guard();
-        return inner.get(key, options);
+        // A get is recorded only with a session (the session checks read it); without one it is not judged.
+        if (options?.session === undefined) return inner.get(key, options);
+        return this.call(
+          node,
+          `eventual('${ns}').get`,
+          key,
+          eventual('get', null, (e: EventualEntry | undefined) =>
+            e === undefined ? null : { value: e.value as HistoryValue, version: e.version },
+          ),
+          () => inner.get(key, options),
+          this.sessionAfter(
+            options.session,
+            { side: 'eventual', namespace: ns, key, kind: 'read' },
+            (e: EventualEntry | undefined) => e?.version,
+          ),
+        );
       },
       peek: (key) => {
         guard();
