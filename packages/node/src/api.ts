@@ -232,8 +232,9 @@ export interface StrongNamespace {
     pattern?: string;
   }): Promise<{ deleted_count: number; namespace: string; pattern_used: string }>;
   claim(key: string, value: JsonValue, options?: { ttl?: number; session?: Session }): Promise<ClaimResult>;
-  lease(key: string, options: { ttl: number; holder: string; state?: JsonValue }): Promise<Lease>;
-  attach(key: string, holder: string): Promise<Lease | undefined>;
+  /** With `session`, the acquire and every later call of the lease (renew, updateState, release) observe into it. */
+  lease(key: string, options: { ttl: number; holder: string; state?: JsonValue; session?: Session }): Promise<Lease>;
+  attach(key: string, holder: string, options?: { session?: Session }): Promise<Lease | undefined>;
   /** A JSON document at `key`, changed by read, apply, compare-and-swap (retried on conflict). */
   doc<T extends JsonValue>(key: string): StrongDoc<T>;
   watch(options: StrongWatchOptions, callback: (change: StrongChange) => void): Unsubscribe;
@@ -246,9 +247,9 @@ export interface StrongDoc<T extends JsonValue> {
   /**
    * Reads the document, applies `fn`, and writes the result if nobody wrote meanwhile
    * (`ifVersion`, or `ifNotExists` with `create` when absent); retried on a conflict (10 attempts).
-   * Resolves to the entry written.
+   * Resolves to the entry written. With `session`, every read and write of the loop is the session's.
    */
-  update(fn: (current: T) => T, options?: { create?: T; ttl?: number }): Promise<StrongEntry>;
+  update(fn: (current: T) => T, options?: { create?: T; ttl?: number; session?: Session }): Promise<StrongEntry>;
 }
 
 /** Options of `strong(ns).watch`: which changes, where to resume, and how the watch says it ended. */

@@ -191,7 +191,10 @@ export class StrongNamespaceImpl implements StrongNamespace {
     return { won: r.won, value: r.value, version: r.version, entry: r.entry };
   }
 
-  async lease(key: string, options: { ttl: number; holder: string; state?: JsonValue }): Promise<Lease> {
+  async lease(
+    key: string,
+    options: { ttl: number; holder: string; state?: JsonValue; session?: Session },
+  ): Promise<Lease> {
     const op: Extract<Operation, { type: 'lease_acquire' }> = {
       type: 'lease_acquire',
       namespace: this.name,
@@ -200,15 +203,18 @@ export class StrongNamespaceImpl implements StrongNamespace {
       ttlSeconds: options.ttl,
     };
     if (options.state !== undefined) op.state = options.state;
-    const r = expect(await this.calls.write(op), 'lease');
-    return new StrongLease(this.calls, r.lease, options.ttl);
+    const r = expect(await this.calls.write(op, withSession(options.session)), 'lease');
+    return new StrongLease(this.calls, r.lease, options.ttl, options.session);
   }
 
-  async attach(key: string, holder: string): Promise<Lease | undefined> {
-    const r = await this.calls.read({ type: 'lease_attach', namespace: this.name, key, holder });
+  async attach(key: string, holder: string, options: { session?: Session } = {}): Promise<Lease | undefined> {
+    const r = await this.calls.read(
+      { type: 'lease_attach', namespace: this.name, key, holder },
+      withSession(options.session),
+    );
     if (r.type === 'lease_absent') return undefined;
     const view = expect(r, 'lease').lease;
-    return new StrongLease(this.calls, view, view.ttlSeconds);
+    return new StrongLease(this.calls, view, view.ttlSeconds, options.session);
   }
 
   doc<T extends JsonValue>(key: string): StrongDoc<T> {
@@ -238,21 +244,23 @@ export function strongDoc<T extends JsonValue>(
   return {
     update: async (fn, options = {}) => {
       let written: StrongEntry | undefined;
+      const session = options.session === undefined ? {} : { session: options.session };
       const store: DocStore = {
         get: async (k) => {
-          const e = await ns.get(k);
+          const e = await ns.get(k, session);
           return e === undefined ? undefined : { value: e.value, version: e.version };
         },
         set: async (k, value, condition) => {
           const r = await ns.set(k, value, {
             ...condition,
             ...(options.ttl !== undefined ? { ttl: options.ttl } : {}),
+            ...session,
           });
           written = r;
           return { version: r.version };
         },
         delete: async (k) => {
-          await ns.delete(k);
+          await ns.delete(k, session);
         },
       };
       await doc<T>(store, key).update(fn, options.create !== undefined ? { create: options.create } : {});
@@ -271,6 +279,8 @@ export class StrongLease implements Lease {
     private readonly calls: StrongBackend,
     view: LeaseView,
     private readonly ttlSeconds: number,
+    /** The session every call of this lease is part of. */
+    private readonly session?: Session,
   ) {
     this.current = view;
     this.holder = view.holder ?? '';
@@ -288,7 +298,7 @@ export class StrongLease implements Lease {
   }
 
   private async submit(op: Operation): Promise<LeaseView> {
-    const r = expect(await this.calls.write(op), 'lease');
+    const r = expect(await this.calls.write(op, withSession(this.session)), 'lease');
     this.current = r.lease;
     return r.lease;
   }

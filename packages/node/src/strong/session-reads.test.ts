@@ -134,4 +134,24 @@ describe('sessions on a strong namespace', () => {
     expect(page.items.find((e) => e.key === 'k')?.value).toBe('d');
     expect(s.strong).toBeGreaterThan(t3);
   });
+
+  it('a lease and a doc update carry the session through every call', async () => {
+    const { leader } = await three();
+    const ns = leader.module.strong('l');
+    const s = Session.from();
+    const lease = await ns.lease('job', { ttl: 30, holder: 'w', session: s });
+    const acquired = s.strong;
+    expect(acquired).toBeGreaterThan(0);
+    await lease.renew();
+    expect(s.strong).toBeGreaterThan(acquired);
+    const renewed = s.strong;
+    const again = await ns.attach('job', 'w', { session: s });
+    expect(again?.epoch).toBe(lease.epoch);
+    expect(s.strong).toBeGreaterThanOrEqual(renewed);
+    await lease.release();
+    const released = s.strong;
+    expect(released).toBeGreaterThan(renewed);
+    await ns.doc<{ n: number }>('d').update((d) => ({ n: d.n + 1 }), { create: { n: 0 }, session: s });
+    expect(s.strong).toBeGreaterThan(released);
+  });
 });
