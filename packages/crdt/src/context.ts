@@ -42,6 +42,13 @@ export class DotContext {
     return r !== undefined && r[0] === 1 && (r[1] as number) >= seq;
   }
 
+  /** Per origin, the end of the prefix `1..n` seen (origins with no prefix left out). */
+  prefixFrontier(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [node, r] of this.byNode) if (r[0] === 1) out.set(node, r[1] as number);
+    return out;
+  }
+
   /** Highest seq seen from `node`, 0 when none. */
   maxSeq(node: string): number {
     const r = this.byNode.get(node);

@@ -16,7 +16,7 @@ import {
   seenBy,
   sortShares,
 } from './key-state.js';
-import { MAX_SEQ } from './limits.js';
+import { MAX_DEPS, MAX_SEQ } from './limits.js';
 import { PendingDeltas } from './pending.js';
 import { addToShare } from './pn-counter.js';
 import { Register } from './register.js';
@@ -114,8 +114,8 @@ export class NamespaceReplica {
 
   /** Writes an LWW register. Returns the delta to gossip. */
   set(key: string, value: JsonValue, nowMs: number, options: SetOptions = {}): Delta {
-    const deps = this.checkWriteDeps(options.deps);
     const current = this.states.get(key);
+    const deps = this.checkWriteDeps(options.deps, current);
     return this.applyLocal(key, this.planSet(key, value, nowMs, options, current), current, deps);
   }
 
@@ -125,15 +125,15 @@ export class NamespaceReplica {
    * Incrementing a live register is an InvalidArgumentError.
    */
   increment(key: string, by: number, nowMs: number, options: SetOptions = {}): Delta {
-    const deps = this.checkWriteDeps(options.deps);
     const current = this.states.get(key);
+    const deps = this.checkWriteDeps(options.deps, current);
     return this.applyLocal(key, this.planIncrement(key, by, nowMs, options, current), current, deps);
   }
 
   /** Deletes a key with a tombstone (even when it is absent here: it may live elsewhere). */
   delete(key: string, nowMs: number, options: WriteDeps = {}): Delta {
-    const deps = this.checkWriteDeps(options.deps);
     const current = this.states.get(key);
+    const deps = this.checkWriteDeps(options.deps, current);
     return this.applyLocal(key, this.planDelete(key, nowMs), current, deps);
   }
 
@@ -147,22 +147,22 @@ export class NamespaceReplica {
    * would on the applied write.
    */
   prepareSet(key: string, value: JsonValue, nowMs: number, options: SetOptions = {}): Delta {
-    const deps = this.checkWriteDeps(options.deps);
     const current = this.preparedCurrent(key);
+    const deps = this.checkWriteDeps(options.deps, current);
     return this.prepareLocal(key, this.planSet(key, value, nowMs, options, current), current, deps);
   }
 
   /** `increment`, planned but not applied (see prepareSet). */
   prepareIncrement(key: string, by: number, nowMs: number, options: SetOptions = {}): Delta {
-    const deps = this.checkWriteDeps(options.deps);
     const current = this.preparedCurrent(key);
+    const deps = this.checkWriteDeps(options.deps, current);
     return this.prepareLocal(key, this.planIncrement(key, by, nowMs, options, current), current, deps);
   }
 
   /** `delete`, planned but not applied (see prepareSet). */
   prepareDelete(key: string, nowMs: number, options: WriteDeps = {}): Delta {
-    const deps = this.checkWriteDeps(options.deps);
     const current = this.preparedCurrent(key);
+    const deps = this.checkWriteDeps(options.deps, current);
     return this.prepareLocal(key, this.planDelete(key, nowMs), current, deps);
   }
 
@@ -222,11 +222,20 @@ export class NamespaceReplica {
    * 1..MAX_SEQ, each covered here: what this replica writes after must be
    * visible after them everywhere) and without entries of counter 0;
    * undefined when none is left. InvalidArgumentError otherwise.
+   *
+   * A write with deps that builds on a held state (it supersedes it, or a
+   * counter carries its other shares) also depends on this replica's whole
+   * prefix frontier: a receiver adds the dots it supersedes or carries to
+   * its context, and must then hold their causal past too (INTERNALS §7).
    */
-  private checkWriteDeps(deps: Deps | undefined): Deps | undefined {
+  private checkWriteDeps(deps: Deps | undefined, current: KeyState | undefined): Deps | undefined {
     if (deps === undefined) return undefined;
     checkDeps(deps);
     let out: Map<string, number> | undefined;
+    if (current !== undefined) {
+      out = this.ctx.prefixFrontier();
+      if (out.size === 0) out = undefined;
+    }
     for (const [origin, seq] of deps) {
       if (seq === 0) continue;
       if (!this.ctx.coversPrefix(origin, seq)) {
@@ -236,7 +245,10 @@ export class NamespaceReplica {
         });
       }
       out ??= new Map();
-      out.set(origin, seq);
+      if (seq > (out.get(origin) ?? 0)) out.set(origin, seq);
+    }
+    if (out !== undefined && out.size > MAX_DEPS) {
+      throw new InvalidArgumentError(`a write with a session would depend on more than ${MAX_DEPS} origins`);
     }
     return out;
   }
@@ -403,8 +415,10 @@ export class NamespaceReplica {
    * `{ checked: true }` skips that whole-delta check, for a delta this replica
    * checked before and kept intact: its own durable records, read back under a
    * checksum that passed (a node's restore). Never for bytes from a peer.
+   * `{ ignoreDeps: true }` applies it without waiting for its causal deps:
+   * for a replay, in order, of deltas this replica applied before.
    */
-  merge(delta: Delta, nowMs: number, options?: { checked?: boolean }): MergeResult {
+  merge(delta: Delta, nowMs: number, options?: { checked?: boolean; ignoreDeps?: boolean }): MergeResult {
     if (options?.checked !== true) checkDelta(delta, this);
     if (delta.namespace !== this.namespace) {
       throw new InvalidArgumentError(`delta of namespace '${delta.namespace}' merged into '${this.namespace}'`);
@@ -412,7 +426,7 @@ export class NamespaceReplica {
     if (!Number.isSafeInteger(nowMs) || nowMs < 0)
       throw new InvalidArgumentError('nowMs must be a non-negative integer');
     const changedKeys: string[] = [];
-    if (delta.deps !== undefined && !this.covers(delta.deps)) {
+    if (delta.deps !== undefined && options?.ignoreDeps !== true && !this.covers(delta.deps)) {
       // Invisible until the deps are covered: not applied, its dots not in the context.
       if (!delta.states.every((s) => this.seenAll(s))) this.pending.hold(delta);
       return { changedKeys, rejectedStates: 0, held: true };

@@ -133,7 +133,8 @@ export class LocalReplica implements CommitSource {
     const at = Math.max(now, loaded.maxWallMs);
     // The node's own records, checked when written and read back under a checksum that passed
     // (a record whose checksum fails never gets here): merged without checking them again.
-    for (const d of loaded.deltas) this.current.merge(d, at, { checked: true });
+    // Each was applied before the crash, in this order: replayed without waiting for causal deps.
+    for (const d of loaded.deltas) this.current.merge(d, at, { checked: true, ignoreDeps: true });
   }
 
   /** True when the incarnation rule requires a new replica id. */
@@ -282,7 +283,10 @@ export class LocalReplica implements CommitSource {
         'eventual: refused states stamped too far ahead (clock drift)',
       );
     }
-    if (result.changedKeys.length === 0) return 0;
+    // A delta that changed no key may still have grown the context (ranges of superseded or collected
+    // writes): persist it too, so a restart replays every change in order (causal deps rely on it).
+    const grewContext = result.held !== true && result.rejectedStates === 0 && delta.context.size > 0;
+    if (result.changedKeys.length === 0 && !grewContext) return 0;
     // Persist what was accepted: without the refused states (and then without the context).
     let record = bytes;
     if (result.rejectedStates > 0 || record === undefined) {
@@ -302,6 +306,7 @@ export class LocalReplica implements CommitSource {
       for (const d of result.released ?? []) this.store.append(encodeDelta(d));
       this.commitRemote();
     }
+    if (result.changedKeys.length === 0) return 0;
     this.counters.deltasApplied++;
     this.ctx.events.emit('delta:applied', { namespace: this.name, keys: result.changedKeys.length, origin });
     if (before) for (const key of result.changedKeys) this.feed.report(key, before.get(key) === true, now, origin);
