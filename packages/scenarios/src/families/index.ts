@@ -6,6 +6,7 @@
 import './coord/family.js';
 import './crdt/family.js';
 import './node-eventual/family.js';
+import './node-eventual/sessions.js';
 import './node-strong/family.js';
 import './node-strong/queue.js';
 import './node-strong/reads.js';
