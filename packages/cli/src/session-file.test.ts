@@ -12,6 +12,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createNode, Session } from '@parley/node';
+import { createServer as createParleyServer } from '@parley/server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EXIT } from './exit-codes.js';
 import { readSessionFile, writeSessionFile } from './session-file.js';
@@ -138,6 +140,42 @@ describe.skipIf(!built)('parley --session <file>', () => {
     const r = await parley('replicated', 'get', '-n', 'n', '-k', 'k', '--session', file);
     expect(r.code).toBe(EXIT.unavailable);
     expect(readFileSync(file, 'utf8')).toBe('AQ1\n');
+  });
+});
+
+describe.skipIf(!built)('parley --session <file> on a real node', () => {
+  it('keeps the session the node moved: a write, then a read that carries it', async () => {
+    const nodeDir = mkdtempSync(join(tmpdir(), 'parley-cli-session-node-'));
+    const node = await createNode({ dataDir: nodeDir, logger: { debug() {}, info() {}, warn() {}, error() {} } });
+    const http = await createParleyServer({ node, port: 0, defaultMetrics: false });
+    try {
+      const url = await http.listen();
+      const file = join(dir, 'real.session');
+      const run = (...args: string[]) =>
+        new Promise<{ code: number; stdout: string }>((resolve) =>
+          execFile(process.execPath, [BIN, '-e', url, '--output', 'json', ...args], (err, stdout) =>
+            resolve({ code: err === null ? 0 : ((err as { code?: number }).code ?? 1), stdout }),
+          ),
+        );
+      expect(
+        (await run('replicated', 'set', '-n', 'cart', '-k', 'alice', '-v', '"book"', '-t', '60', '--session', file))
+          .code,
+      ).toBe(0);
+      const afterWrite = readFileSync(file, 'utf8').trim();
+      expect(Session.from(afterWrite).eventual('cart')?.size).toBe(1);
+      const read = await run('replicated', 'get', '-n', 'cart', '-k', 'alice', '--session', file);
+      expect(read.code).toBe(0);
+      expect(JSON.parse(read.stdout)).toMatchObject({ value: 'book' });
+      expect(readFileSync(file, 'utf8').trim()).toBe(afterWrite);
+      expect((await run('state', 'set', '-n', 'cart', '-k', 'x', '-v', '1', '-t', '60', '--session', file)).code).toBe(
+        0,
+      );
+      expect(Session.from(readFileSync(file, 'utf8').trim()).strong).toBeGreaterThan(0);
+    } finally {
+      await http.close();
+      await node.close();
+      rmSync(nodeDir, { recursive: true, force: true });
+    }
   });
 });
 

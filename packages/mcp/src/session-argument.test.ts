@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { createNode, type ParleyNode } from '@parley/node';
+import { createNode, type ParleyNode, Session } from '@parley/node';
 import { createServer, type ParleyServer } from '@parley/server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { NodeClient } from './http.js';
@@ -156,9 +156,12 @@ describe('the session argument, on a real node', () => {
   it('a write and a read with a session answer a token that decodes', async () => {
     const set = await call(client, 'replicated_set', { namespace: 'n', key: 'k', value: 1, session: '' });
     expect(set).toMatchObject({ isError: false, body: { key: 'k', value: 1 } });
-    expect(typeof set.body.session).toBe('string');
+    // The node moved the new session to its write: one origin of namespace n.
+    expect(Session.from(set.body.session as string).eventual('n')?.size).toBe(1);
     const get = await call(client, 'replicated_get', { namespace: 'n', key: 'k', session: set.body.session });
     expect(get).toMatchObject({ isError: false, body: { key: 'k', value: 1 } });
-    expect(typeof get.body.session).toBe('string');
+    expect(get.body.session).toBe(set.body.session);
+    const st = await call(client, 'state_set', { namespace: 'n', key: 'k', value: 2, session: get.body.session });
+    expect(Session.from(st.body.session as string).strong).toBeGreaterThan(0);
   });
 });
