@@ -67,8 +67,8 @@ export interface RaftDriverOptions {
 
 /**
  * Runs the Ready loop of one RawNode over a Transport, a RaftLogStorage and a
- * Scheduler: persist (snapshot, entries, hard state in one save, synced unless
- * only the commit index moved), then send,
+ * Scheduler: persist (snapshot, entries, hard state in one synced save; none
+ * when only the commit index moved), then send,
  * then apply, then advance. Inbound messages, ticks and send failures are
  * queued while a Ready is in progress and stepped between Readys, so the core
  * never sees input between `ready()` and `advance()`.
@@ -95,6 +95,10 @@ export class RaftDriver {
   private scheduled = false;
   private stopped = true;
   private cancelTick: Cancel | undefined;
+  /** Whether the tick timer runs: it pauses while this member leads a group of one (`alone`). */
+  private ticking = false;
+  /** Tick timer firings skipped because this member led alone (counts for tests and benchmarks). */
+  pausedTicks = 0;
   private confState: ConfState;
   /** Index of the last entry (or snapshot) handed to the state machine. */
   appliedIndex: number;
@@ -104,8 +108,10 @@ export class RaftDriver {
   droppedMessages = 0;
   /** Outbound messages the transport refused (peer unreachable, stopped): dropped, the peer reported unreachable. */
   unsentMessages = 0;
-  /** Saves written without sync (only the commit index moved). */
-  unsyncedSaves = 0;
+  /** Readys not saved: only the commit index moved. */
+  skippedSaves = 0;
+  /** The commit index of the last hard state saved. */
+  private savedCommit: number;
   /** The fatal error that stopped the driver (a failed save, a state machine that threw), if any. */
   fault: unknown;
 
@@ -118,6 +124,7 @@ export class RaftDriver {
     this.appliedIndex = opts.raft.applied ?? snap.meta.index;
     this.node = new RawNode({ ...opts.raft, storage: opts.storage, applied: this.appliedIndex });
     this.confState = this.node.raft.confState();
+    this.savedCommit = opts.storage.initialState().hardState.commit;
   }
 
   get id(): PeerId {
@@ -132,8 +139,7 @@ export class RaftDriver {
       this.receive(from, bytes);
       return EMPTY;
     });
-    this.lastTickAtMs = this.opts.clock?.nowMs();
-    this.scheduleTick();
+    this.resumeTicks();
     this.kick();
   }
 
@@ -142,6 +148,7 @@ export class RaftDriver {
     this.stopped = true;
     this.cancelTick?.();
     this.cancelTick = undefined;
+    this.ticking = false;
     this.opts.transport.unhandle(RAFT_PROTOCOL);
     this.inbox = [];
     this.unreachable.clear();
@@ -163,6 +170,7 @@ export class RaftDriver {
   }
 
   proposeConfChange(cc: ConfChange): ProposalResult | undefined {
+    this.resumeTicks();
     const r = this.node.proposeConfChange(cc);
     this.kick();
     return r;
@@ -180,7 +188,7 @@ export class RaftDriver {
 
   /** Whether, by the clock, the tick timer should already have fired (the process was held up). */
   private tickOverdue(): boolean {
-    if (!this.opts.clock || this.lastTickAtMs === undefined) return false;
+    if (!this.ticking || !this.opts.clock || this.lastTickAtMs === undefined) return false;
     return this.opts.clock.nowMs() - this.lastTickAtMs > this.tickMs;
   }
 
@@ -200,11 +208,13 @@ export class RaftDriver {
   }
 
   transferLeader(to: PeerId): void {
+    this.resumeTicks();
     this.node.transferLeader(to);
     this.kick();
   }
 
   campaign(): void {
+    this.resumeTicks();
     this.node.campaign();
     this.kick();
   }
@@ -245,6 +255,7 @@ export class RaftDriver {
       this.droppedMessages++;
       return;
     }
+    this.resumeTicks(); // someone else is in the group, or wants to be
     this.inbox.push(m);
     this.kick();
   }
@@ -253,9 +264,43 @@ export class RaftDriver {
     this.cancelTick = this.opts.scheduler.after(this.tickMs, () => {
       if (this.stopped) return;
       this.pendingTicks += this.dueTicks();
-      this.scheduleTick();
       this.kick();
+      if (this.alone()) {
+        this.ticking = false;
+        this.cancelTick = undefined;
+        this.pausedTicks++;
+        return;
+      }
+      this.scheduleTick();
     });
+  }
+
+  /**
+   * A leader alone in its group (the only voter, no learners, no transfer under
+   * way) has nothing to time: no one to send heartbeats to or hear from, a
+   * quorum of itself, reads answered at once. Its tick timer pauses, so an idle
+   * group of one wakes the process for nothing; anything that can change that
+   * (a message from a peer, a membership change, a transfer, a campaign, a
+   * Ready that leaves it not leading alone) resumes it.
+   */
+  private alone(): boolean {
+    const r = this.node.raft;
+    const cs = this.confState;
+    return (
+      r.state === 'leader' &&
+      r.leadTransferee === '' &&
+      cs.learners.length === 0 &&
+      cs.voters.length === 1 &&
+      cs.voters[0] === this.id
+    );
+  }
+
+  /** Restarts the tick timer if it was paused; the paused time counts as no ticks (nothing was due). */
+  private resumeTicks(): void {
+    if (this.ticking || this.stopped) return;
+    this.ticking = true;
+    this.lastTickAtMs = this.opts.clock?.nowMs();
+    this.scheduleTick();
   }
 
   /** Runs the loop soon (after the current call stack), once. */
@@ -324,12 +369,16 @@ export class RaftDriver {
     if (rd.softState) this.opts.onSoftState?.(rd.softState);
     // 1. Persist: snapshot, entries and hard state in one atomic save. It is synced unless only the
     // commit index moved (etcd's MustSync): a lost commit index is learned again from the quorum.
+    // A Ready whose only change is the commit index is not saved at all: the commit index is
+    // volatile state in Raft (a restarted member learns it again from the quorum, and one that
+    // applied past it skips what it holds, below). The next save carries the current one along.
     for (const m of rd.messages) this.send(m); // allowed before the save (leader appends)
-    if (rd.snapshot || rd.entries.length > 0 || rd.hardState) {
-      const sync = rd.mustSync || rd.snapshot !== undefined;
-      if (!sync) this.unsyncedSaves++;
-      await this.opts.storage.save({ snapshot: rd.snapshot, entries: rd.entries, hardState: rd.hardState, sync });
-    }
+    if (rd.snapshot || rd.entries.length > 0 || (rd.hardState && rd.mustSync)) {
+      const hardState =
+        rd.hardState ?? (this.node.raft.log.committed > this.savedCommit ? this.node.raft.hardState() : undefined);
+      await this.opts.storage.save({ snapshot: rd.snapshot, entries: rd.entries, hardState, sync: true });
+      if (hardState) this.savedCommit = hardState.commit;
+    } else if (rd.hardState) this.skippedSaves++;
     if (this.stopped) return;
     // 2. Send what needed the save first.
     for (const m of rd.messagesAfterPersist) this.send(m);
@@ -363,6 +412,7 @@ export class RaftDriver {
     for (const rs of rd.readStates) this.opts.onReadState?.(rs);
     // 4. Advance.
     this.node.advance();
+    if (!this.ticking && !this.alone()) this.resumeTicks();
   }
 
   private send(m: Message): void {

@@ -52,4 +52,36 @@ describe('an idle strong group', () => {
       cluster.expectLinearizable();
     });
   });
+
+  it('a lock that runs out on an idle leader goes to its waiter within the expire cadence', async () => {
+    await simulate({ nodes: 3, voters: 3, seed: 23 }, async (cluster) => {
+      await cluster.run('10s');
+      const locks = cluster.nodes[0]?.locks('idle');
+      const late: number[] = [];
+      // Rounds at every phase of the leader's sleep between `expire` duties: each grant's
+      // deadline must wake it, whenever in its sleep the grant came.
+      for (let round = 0; round < 6; round++) {
+        await cluster.run(`${round * 450}ms`);
+        let heldAt = -1;
+        let grantedAt = -1;
+        void locks?.acquire(`l${round}`, { owner: 'a', ttl: 1 }).then(() => {
+          heldAt = cluster.now();
+        });
+        await cluster.runUntil(() => heldAt >= 0, '5s');
+        void locks?.acquire(`l${round}`, { owner: 'b', ttl: 5, wait: 10 }).then(() => {
+          grantedAt = cluster.now();
+        });
+        await cluster.runUntil(() => grantedAt >= 0, '10s');
+        expect(heldAt).toBeGreaterThanOrEqual(0);
+        expect(grantedAt).toBeGreaterThanOrEqual(0);
+        late.push(grantedAt - heldAt - 1_000);
+      }
+      // Never early beyond the clocks' skew; late by at most the duty's rate limit (`expireEveryMs`,
+      // 1 s: one `expire` per second at most, as before the leader slept), a commit round and the skew.
+      for (const ms of late) {
+        expect(ms, `late by ${late.join(', ')} ms`).toBeGreaterThanOrEqual(-300);
+        expect(ms, `late by ${late.join(', ')} ms`).toBeLessThan(1_400);
+      }
+    });
+  });
 });

@@ -133,7 +133,8 @@ export class StrongReplica {
   private readCounter = 0;
   private leading = false;
   private leaderTerm = -1;
-  private sinceExpireMs = 0;
+  /** When this member last proposed `expire` (its clock). */
+  private lastExpireAtMs = Number.NEGATIVE_INFINITY;
   private lastSnapshotIndex: number;
   private bytesSinceSnapshot = 0;
   private snapshotting = false;
@@ -582,25 +583,55 @@ export class StrongReplica {
     return now >= this.sm.nextDueMs || now - this.sm.timeMs >= this.sm.limits.maxTimeStepMs / 2;
   }
 
+  /**
+   * The duty's timer. A member that does not lead looks every tick (it may be
+   * elected any moment). A leader sleeps until the rule above can first say
+   * yes, by its clock, but at most `expireEveryMs`: a clock that jumps is seen
+   * within that, and a deadline set meanwhile is never missed, since every
+   * deadline lies at least the smallest TTL or wait (1 s) after the command
+   * that sets it, and the default `expireEveryMs` is 1 s. So an idle leader
+   * wakes about once a second, not every tick.
+   */
   private leaderLoop(): void {
-    const step = () => {
-      if (this.stopped) return;
-      const raft = this.driver.probe;
-      if (raft.state === 'leader') {
-        this.sinceExpireMs += this.options.tickMs;
-        if (raft.term !== this.leaderTerm || (this.sinceExpireMs >= this.options.expireEveryMs && this.expireDue())) {
-          try {
-            this.driver.propose(encodeCommand({ nowMs: this.stampMs(), op: { type: 'expire' } }));
-            this.leaderTerm = raft.term;
-            this.sinceExpireMs = 0;
-          } catch {
-            // overloaded or stepping down: next tick
-          }
-        }
+    this.armLoop(this.options.tickMs);
+  }
+
+  private armLoop(delayMs: number): void {
+    this.cancelLoop?.();
+    this.cancelLoop = this.ctx.scheduler.after(delayMs, () => this.loopStep());
+  }
+
+  private loopStep(): void {
+    this.cancelLoop = undefined;
+    if (this.stopped) return;
+    const raft = this.driver.probe;
+    if (raft.state !== 'leader') {
+      this.armLoop(this.options.tickMs);
+      return;
+    }
+    const now = this.stampMs();
+    if (
+      raft.term !== this.leaderTerm ||
+      (now - this.lastExpireAtMs >= this.options.expireEveryMs && this.expireDue())
+    ) {
+      try {
+        this.driver.propose(encodeCommand({ nowMs: now, op: { type: 'expire' } }));
+        this.leaderTerm = raft.term;
+        this.lastExpireAtMs = now;
+      } catch {
+        // overloaded or stepping down: look again next tick
+        this.armLoop(this.options.tickMs);
+        return;
       }
-      this.cancelLoop = this.ctx.scheduler.after(this.options.tickMs, step);
-    };
-    this.cancelLoop = this.ctx.scheduler.after(this.options.tickMs, step);
+    }
+    this.armLoop(this.loopDelay(now));
+  }
+
+  /** How long a leader may sleep before the duty can have work: within [tickMs, expireEveryMs]. */
+  private loopDelay(now: number): number {
+    const dueAt = Math.min(this.sm.nextDueMs, this.sm.timeMs + this.sm.limits.maxTimeStepMs / 2);
+    const at = Math.max(dueAt, this.lastExpireAtMs + this.options.expireEveryMs);
+    return Math.min(this.options.expireEveryMs, Math.max(this.options.tickMs, at - now));
   }
 
   // ---------------------------------------------------------------- changes
