@@ -206,6 +206,14 @@ export class EtcdBackend implements StrongBackend {
   private async session(op: Operation, call: OpCall, session: StrongSessionRef | undefined): Promise<OpResult> {
     if (session === undefined) return this.dispatch(op, call);
     const need = session.strong;
+    /** The revision a serializable answer came below the token at, once one did. */
+    let behindAt: number | undefined;
+    const behind = (applied: number) =>
+      new SessionBehindError(`the etcd member answered at revision ${applied}, short of the session's ${need}`, {
+        need,
+        applied,
+        backend: 'etcd',
+      });
     for (;;) {
       const seen = { low: Number.POSITIVE_INFINITY, high: 0 };
       let value: OpResult | undefined;
@@ -216,18 +224,11 @@ export class EtcdBackend implements StrongBackend {
         failure = err;
       }
       const answered = value !== undefined || isParleyError(failure, 'key_not_found');
+      // A retry cut short by the deadline: what the call learned is that the members it reached were behind.
+      if (!answered && behindAt !== undefined && isParleyError(failure) && failure.retryable) throw behind(behindAt);
       if (answered && call.serializable === true && seen.low < need) {
-        const left = call.deadlineMs - this.clock.nowMs();
-        if (left <= SESSION_RETRY_MS) {
-          throw new SessionBehindError(
-            `the etcd member answered at revision ${seen.low}, short of the session's ${need}`,
-            {
-              need,
-              applied: seen.low,
-              backend: 'etcd',
-            },
-          );
-        }
+        behindAt = seen.low;
+        if (call.deadlineMs - this.clock.nowMs() <= SESSION_RETRY_MS) throw behind(seen.low);
         await new Promise<void>((resolve) => this.calls.scheduler.after(SESSION_RETRY_MS, resolve));
         continue;
       }

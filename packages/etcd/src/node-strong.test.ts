@@ -107,7 +107,7 @@ describe.skipIf(!bin)('createNode({ strong: etcdStrong(…) })', () => {
     const ahead = Session.from(encodeSessionToken({ strong: before + 1_000_000, eventual: new Map() }));
     const err = await b
       .strong('sess')
-      .get('k', { consistency: 'serializable', session: ahead, timeoutMs: 200 })
+      .get('k', { consistency: 'serializable', session: ahead, timeoutMs: 1_000 })
       .catch((e: unknown) => e);
     expect(isParleyError(err, 'session_behind')).toBe(true);
     expect((err as ParleyError).details).toMatchObject({ need: before + 1_000_000 });
