@@ -39,6 +39,7 @@ import type {
   ParleyNode,
   StrongEntry,
   StrongNamespace,
+  StrongReadOptions,
   StrongWriteOptions,
 } from '@parley/node';
 import { strongDoc } from '@parley/node/backend';
@@ -331,7 +332,8 @@ export class Recorder {
           const read: RecordedOperation<StrongEntry | undefined> = {
             model: 'strong-read',
             f: 'get',
-            input: { ...options } as HistoryValue,
+            // The Session object is no JSON: the session checks name it (`s1`, …) apart.
+            input: readInput(options),
             okValue: (e) => (e === undefined ? null : { value: e.value as HistoryValue, version: e.version }),
             observed: {},
           };
@@ -641,6 +643,12 @@ export class Recorder {
       ephemeral: (channel) => inner.ephemeral(channel),
     };
   }
+}
+
+/** A strong read's options as recorded: all but the session. */
+function readInput(options: StrongReadOptions): HistoryValue {
+  const { session: _session, ...rest } = options;
+  return rest as HistoryValue;
 }
 
 /** An eventual call: recorded as a call, in no model's history. */

@@ -142,7 +142,7 @@ describe('expectSessionGuarantees', () => {
     at(10);
     await stGet(2, s, 'x', undefined);
     expect(failure(() => expectSessionGuarantees(rec)).message).toMatch(
-      /^read-your-writes violated: session s1's read of "st\/x" returned nothing/,
+      /^read-your-writes violated: session s1's read of "st\/x" returned nothing, but it had to see a write\./,
     );
   });
 

@@ -161,7 +161,7 @@ function explain(check: string, v: SessionViolation, j: Judged): SimulationExpec
     v.type === 'thin-air'
       ? `sessions: session ${session} read a version of ${JSON.stringify(key)} no write made.`
       : 'missed' in v
-        ? `${NAMES[v.type]} violated: session ${session}'s read of ${JSON.stringify(key)} returned ${v.saw === null ? 'nothing' : 'a write'} that loses to one it had to see.`
+        ? `${NAMES[v.type]} violated: session ${session}'s read of ${JSON.stringify(key)} returned ${v.saw === null ? 'nothing, but it had to see a write' : 'a write that loses to one it had to see'}.`
         : `${NAMES[v.type]} violated: session ${session}'s write of ${JSON.stringify(key)} is ordered before a write it had to follow.`;
   const lines = [
     head,

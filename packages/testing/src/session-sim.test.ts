@@ -4,6 +4,10 @@
  * with writes of other clients meanwhile and a partition that cuts one node
  * off, are recorded and pass expectSessionGuarantees and expectCausal. Reads
  * of a node behind its session fail with session_behind and are not judged.
+ * The reads' values are left to the harness: with either of the scenarios'
+ * plants `eventual-read-below-session` or `serializable-read-below-session`
+ * applied by hand, this test fails (seeds 29-32) with read-your-writes
+ * violated, naming the read and the write it missed.
  */
 import { isParleyError } from '@parley/interface';
 import { Session } from '@parley/node';
@@ -26,8 +30,8 @@ describe('sessions on a simulated cluster', () => {
             // Another client writes k0 too: the harness judges what the read may return.
             await r?.eventual('ev').get(`k${i % 2}`, { session: s, timeoutMs: 2_000 });
             await w?.strong('st').set(name, i, { session: s });
-            const sg = await r?.strong('st').get(name, { consistency: 'serializable', session: s, timeoutMs: 2_000 });
-            expect(sg?.value).toBe(i);
+            // The harness judges what it returns (read-your-writes: the value just written).
+            await r?.strong('st').get(name, { consistency: 'serializable', session: s, timeoutMs: 2_000 });
           } catch (err) {
             if (
               !isParleyError(err, 'session_behind') &&
