@@ -143,6 +143,32 @@ describe('causal delivery', () => {
     expect(c.stats().pendingDeltas).toBe(0);
   });
 
+  it('a session overwrite depends on the writer’s prefix frontier: its superseded dots bring their past', () => {
+    const [a, b, d] = replicas(3) as [NamespaceReplica, NamespaceReplica, NamespaceReplica];
+    const x = a.set('x', 1, 1_000);
+    b.merge(x, 1_001);
+    b.set('y', 1, 1_002, { deps: new Map([['r0', 1]]) }); // y1 follows x
+    const y2 = b.set('y', 2, 1_003, { deps: new Map() }); // supersedes y1: its dot travels as context
+    expect(y2.deps).toEqual(
+      new Map([
+        ['r0', 1],
+        ['r1', 1],
+      ]),
+    );
+    expect(d.merge(y2, 1_004)).toMatchObject({ held: true });
+    expect(d.covers(new Map([['r1', 1]]))).toBe(false); // y1's dot is not claimed without x
+    d.merge(x, 1_005); // y2 needs x, and not a copy of y1 (it brings y1's dot itself)
+    expect(d.get('y', 1_005)?.value).toBe(2);
+    expect(
+      d.covers(
+        new Map([
+          ['r0', 1],
+          ['r1', 2],
+        ]),
+      ),
+    ).toBe(true);
+  });
+
   it('refuses a local write whose deps it does not cover', () => {
     const [a] = replicas(1) as [NamespaceReplica];
     expect(() => a.set('x', 1, 1_000, { deps: new Map([['r9', 1]]) })).toThrow(/lacks/);

@@ -42,6 +42,11 @@ export class DotContext {
     return r !== undefined && r[0] === 1 && (r[1] as number) >= seq;
   }
 
+  /** The ranges seen from `node` (flat [lo, hi, …]; empty when none). Read-only to callers. */
+  rangesOf(node: string): readonly number[] {
+    return this.byNode.get(node) ?? [];
+  }
+
   /** Per origin, the end of the prefix `1..n` seen (origins with no prefix left out). */
   prefixFrontier(): Map<string, number> {
     const out = new Map<string, number>();

@@ -52,6 +52,7 @@ export {
 } from './replica-options.js';
 
 const EMPTY_RANGES: DotRanges = new Map();
+const EMPTY_DEPS: Deps = new Map();
 
 /** Canonical order of key states in deltas and encodings: by key. */
 function byKey(a: KeyState, b: KeyState): number {
@@ -396,6 +397,30 @@ export class NamespaceReplica {
     return true;
   }
 
+  /**
+   * Whether a delta's deps are covered by the context together with the dots
+   * the delta brings itself (its states' and its extra context's): an
+   * overwrite depends on its writer's prefix frontier, which names the very
+   * write it supersedes, and must not wait for a copy of that write (its
+   * causal past is in the deps too).
+   */
+  private coversDeltaDeps(delta: Delta): boolean {
+    for (const [origin, seq] of delta.deps ?? EMPTY_DEPS) {
+      if (this.ctx.coversPrefix(origin, seq)) continue;
+      const c = new DotContext();
+      const mine = this.ctx.rangesOf(origin);
+      for (let i = 0; i < mine.length; i += 2) c.addRange(origin, mine[i] as number, mine[i + 1] as number);
+      const extra = delta.context.get(origin) ?? [];
+      for (let i = 0; i < extra.length; i += 2) c.addRange(origin, extra[i] as number, extra[i + 1] as number);
+      for (const s of delta.states)
+        forEachDot(s, (node, dot) => {
+          if (node === origin) c.add(node, dot);
+        });
+      if (!c.coversPrefix(origin, seq)) return false;
+    }
+    return true;
+  }
+
   /** The raw state of one key (including tombstones and expired entries), for tests and tools. */
   stateOf(key: string): KeyState | undefined {
     return this.states.get(key);
@@ -426,7 +451,7 @@ export class NamespaceReplica {
     if (!Number.isSafeInteger(nowMs) || nowMs < 0)
       throw new InvalidArgumentError('nowMs must be a non-negative integer');
     const changedKeys: string[] = [];
-    if (delta.deps !== undefined && options?.ignoreDeps !== true && !this.covers(delta.deps)) {
+    if (delta.deps !== undefined && options?.ignoreDeps !== true && !this.coversDeltaDeps(delta)) {
       // Invisible until the deps are covered: not applied, its dots not in the context.
       if (!delta.states.every((s) => this.seenAll(s))) this.pending.hold(delta);
       return { changedKeys, rejectedStates: 0, held: true };
@@ -453,7 +478,7 @@ export class NamespaceReplica {
           this.pending.remove(d);
           continue;
         }
-        if (d.deps !== undefined && !this.covers(d.deps)) continue;
+        if (d.deps !== undefined && !this.coversDeltaDeps(d)) continue;
         this.pending.remove(d);
         const applied = this.applyDelta(d, nowMs, changedKeys);
         rejected += applied.rejectedStates;

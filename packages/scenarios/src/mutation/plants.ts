@@ -326,7 +326,7 @@ export const PLANTS: readonly Plant[] = [
     gap: 'eventual sessions: causal delivery',
     bug: "a replica applies a delta at once, without waiting until it covers the delta's causal deps",
     pkg: 'crdt',
-    find: 'if (delta.deps !== undefined && options?.ignoreDeps !== true && !this.covers(delta.deps)) {',
+    find: 'if (delta.deps !== undefined && options?.ignoreDeps !== true && !this.coversDeltaDeps(delta)) {',
     replace: 'if (false) {',
     module: 'node-eventual/sessions',
     scenario: 'node-eventual-5-sessions',
