@@ -9,7 +9,9 @@
  */
 import type { Delta } from './types.js';
 
+/** Deltas held for their causal dependencies, at most, by default (the oldest is dropped beyond). */
 export const DEFAULT_MAX_PENDING_DELTAS = 512;
+/** Key states in the held deltas, at most, by default. */
 export const DEFAULT_MAX_PENDING_STATES = 8192;
 
 export class PendingDeltas {

@@ -119,6 +119,7 @@ export interface Digest {
   readonly context: DotRanges;
 }
 
+/** Options of a local write that may carry causal dependencies (`delete`, and every write through SetOptions). */
 export interface WriteDeps {
   /**
    * Causal dependencies of the write (at most MAX_DEPS origins, each already

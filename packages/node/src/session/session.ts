@@ -11,6 +11,7 @@
  */
 import { checkFrontierLimits, decodeSessionToken, encodeSessionToken, type SessionFrontier } from './token.js';
 
+/** A session's frontier, carried from call to call (see the module comment; `Session.from(token)` to resume one). */
 export class Session {
   private strongIndex: number;
   private readonly eventualSeen: Map<string, Map<string, number>>;
