@@ -1,0 +1,3 @@
+import { plantSuite } from './smoke-suite.js';
+
+plantSuite('node');
