@@ -1,7 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
-import LongFirstSequencer from './test/sequencer.js';
 
 const packages = fileURLToPath(new URL('./packages/', import.meta.url));
 
@@ -45,7 +44,6 @@ export default defineConfig({
   test: {
     exclude: ['**/node_modules/**', '**/dist/**'],
     setupFiles: ['test/setup.ts'],
-    sequence: { sequencer: LongFirstSequencer },
     testTimeout: 60_000,
     hookTimeout: 60_000,
     projects: [
