@@ -40,7 +40,12 @@ export interface PlantResult extends PlantOutcome {
   elapsedMs: number;
 }
 
-/** Copies the compiled packages to a fresh directory and applies `plant` there. */
+/** What a run loads from dist/: modules and JSON, not declarations, source maps or compiled tests. */
+function isRuntimeFile(path: string): boolean {
+  return !/(\.d\.ts|\.map|\.test\.js|\.tsbuildinfo)$/.test(path);
+}
+
+/** Copies the compiled packages (what a run loads) to a fresh directory and applies `plant` there. */
 export function scratchCopy(plant: Plant, from: string = packagesDir()): string {
   const root = mkdtempSync(join(tmpdir(), `parley-plant-${plant.name}-`));
   try {
@@ -48,7 +53,7 @@ export function scratchCopy(plant: Plant, from: string = packagesDir()): string 
     const node = plant.module.startsWith('node-') || plant.module.startsWith('coord/');
     for (const p of node ? [...PACKAGES, ...NODE_PACKAGES] : PACKAGES) {
       const dst = join(root, 'packages', p);
-      cpSync(join(from, p, 'dist'), join(dst, 'dist'), { recursive: true });
+      cpSync(join(from, p, 'dist'), join(dst, 'dist'), { recursive: true, filter: isRuntimeFile });
       cpSync(join(from, p, 'package.json'), join(dst, 'package.json'));
       symlinkSync(dst, join(root, 'node_modules', '@parley', p), 'dir');
     }
