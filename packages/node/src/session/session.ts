@@ -28,7 +28,7 @@ export class Session {
 
   /** The token of what this session has seen so far ('' for a new session). */
   get token(): string {
-    return encodeSessionToken(this.frontier());
+    return encodeSessionToken({ strong: this.strongIndex, eventual: this.eventualSeen });
   }
 
   /** A snapshot of the frontier. */

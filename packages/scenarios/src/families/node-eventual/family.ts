@@ -39,6 +39,7 @@ import {
 } from '@parley/sim';
 import { registerScenario, type Scenario, type ScenarioRun } from '../../registry.js';
 import { bytesEqual } from '../bytes.js';
+import { digestsAgree } from './digests.js';
 
 const NAMESPACE = 'sim';
 const REGISTER_KEYS = ['k0', 'k1', 'k2', 'k3', 'k4', 'k5'];
@@ -330,8 +331,7 @@ function setup(sim: Simulation, config: NodeEventualConfig): ScenarioRun {
     converged() {
       const ns = nodes();
       if (ns.length !== ids.length) return false;
-      const first = encodeDigest(replicaOf(ns[0] as ParleyNodeInternals).digest());
-      if (!ns.every((n) => bytesEqual(encodeDigest(replicaOf(n).digest()), first))) return false;
+      if (!digestsAgree(ns.map(replicaOf))) return false;
       const y = yjsView(ids[0] as PeerId);
       if (y === undefined || !ids.every((id) => yjsView(id) === y)) return false;
       if (!ttlMode) return true;

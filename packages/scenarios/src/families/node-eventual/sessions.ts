@@ -18,13 +18,13 @@
  */
 
 import { checkSessionGuarantees, type SessionOp } from '@parley/check';
-import { compareHlc, encodeDigest, type Hlc, type NamespaceReplica } from '@parley/crdt';
+import { compareHlc, type Hlc, type NamespaceReplica } from '@parley/crdt';
 import { isParleyError, type PeerId } from '@parley/interface';
 import { createNode, type EventualNamespace, type NodeLogger, Session } from '@parley/node';
 import { internals, type ParleyNodeInternals } from '@parley/node/testing';
 import { between, type HostContext, Nemesis, PARTITION_KINDS, type Simulation, violation } from '@parley/sim';
 import { registerScenario, type Scenario, type ScenarioRun } from '../../registry.js';
-import { bytesEqual } from '../bytes.js';
+import { digestsAgree } from './digests.js';
 
 const NAMESPACE = 'sess';
 const KEYS = ['x0', 'x1', 'x2', 'x3'];
@@ -271,8 +271,7 @@ function setup(sim: Simulation): ScenarioRun {
     converged() {
       const nodes = live();
       if (nodes.length !== ids.length) return false;
-      const first = encodeDigest(replicaOf(nodes[0] as ParleyNodeInternals).digest());
-      return nodes.every((n) => bytesEqual(encodeDigest(replicaOf(n).digest()), first));
+      return digestsAgree(nodes.map(replicaOf));
     },
     check() {
       const result = checkSessionGuarantees(ops, { guarantees: new Set(['causal']), compare: compareHlc });
