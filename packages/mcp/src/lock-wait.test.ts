@@ -89,7 +89,7 @@ describe('lock_acquire with wait_seconds', () => {
     expect(await waiting).toBeInstanceOf(Error);
     await node.locks('mw').release('c', { owner: 'a', fence: held.fence });
     // b's queued acquire was abandoned: the lock ends up free, not held by b for its 60 s TTL.
-    const deadline = Date.now() + 5_000;
+    const deadline = Date.now() + 15_000; // two commands and an HTTP round, on a loaded CI machine
     let info = await node.locks('mw').inspect('c');
     while ((info.holder !== null || info.waiters > 0) && Date.now() < deadline) {
       await later(50);

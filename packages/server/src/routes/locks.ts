@@ -54,13 +54,21 @@ export function registerLockRoutes(app: FastifyInstance, { node }: RouteDeps): v
       const { ns, key } = request.params as NsKey;
       const body = request.body as { owner: string; ttl_seconds?: number; wait_seconds?: number; metadata?: JsonValue };
       const locks = node.locks(ns);
+      // The connection closing before the answer was written means the caller gave up.
+      let gaveUp = false;
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableEnded) gaveUp = true;
+      });
       const grant = await locks.acquire(key, {
         owner: body.owner,
         ttl: body.ttl_seconds,
         wait: body.wait_seconds,
         metadata: body.metadata,
       });
-      if (request.raw.socket === null || request.raw.socket.destroyed) {
+      // A close already on its way (the caller aborted while the grant was being applied) is seen
+      // once the event loop has had a turn.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (gaveUp || request.raw.socket === null || request.raw.socket.destroyed) {
         // The caller gave up while waiting (Ctrl-C on `parley lock acquire -w`): nobody will learn this
         // fence, so hand the lock on now rather than leave it held until its TTL runs out.
         await locks.release(key, { owner: grant.owner, fence: grant.fence }).catch(() => false);
