@@ -1,10 +1,10 @@
 /**
  * The libp2p node behind the production Transport (./libp2p.ts): TCP, the
- * private-network PSK (with write batching), noise, yamux, identify, ping and
+ * private-network PSK (with write batching), noise, yamux (half-window
+ * updates), identify, ping and
  * gossipsub, with Parley's limits, allow-list gate and gossip settings.
  */
 import { noise } from '@chainsafe/libp2p-noise';
-import { yamux } from '@chainsafe/libp2p-yamux';
 import { type GossipSub, gossipsub } from '@libp2p/gossipsub';
 import { identify } from '@libp2p/identify';
 import type { Libp2p, PeerId as Libp2pPeerId, PrivateKey } from '@libp2p/interface';
@@ -16,6 +16,7 @@ import { createLibp2p, type Libp2pOptions } from 'libp2p';
 import { GOSSIP_ID_BYTES, gossipOverheadBytes } from './frame.js';
 import type { Libp2pLimits } from './libp2p-limits.js';
 import { batchingProtector } from './write-batching.js';
+import { halfWindowYamux } from './yamux-window.js';
 
 export type Services = { pubsub: GossipSub; identify: unknown; ping: unknown };
 
@@ -48,7 +49,7 @@ export async function createParleyLibp2p(o: ParleyLibp2pOptions): Promise<Libp2p
     addresses: { listen: o.listen },
     transports: [tcp({ maxConnections: limits.maxConnections })],
     connectionEncrypters: [noise()],
-    streamMuxers: [yamux({ maxInboundStreams: limits.maxStreamsPerPeer * 2 + 64 })],
+    streamMuxers: [halfWindowYamux({ maxInboundStreams: limits.maxStreamsPerPeer * 2 + 64 })],
     connectionProtector: batchingProtector(o.psk ? preSharedKey({ psk: o.psk }) : undefined),
     ...(deny
       ? {

@@ -41,6 +41,34 @@ describe('libp2p transport', () => {
     expect(err).toMatchObject({ code: 'not_leader', details: { leaderHint: '12D3KooWleader' } });
   });
 
+  it('moves megabytes both ways under the half-window rule, and a long run of small messages', async () => {
+    const psk = generatePsk();
+    const a = await createLibp2pTransport({ listen: ['/ip4/127.0.0.1/tcp/0'], psk, logger: silentLogger });
+    await a.start();
+    running.push(a);
+    a.handle('echo', (_from, payload) => payload);
+    const b = await createLibp2pTransport({
+      listen: ['/ip4/127.0.0.1/tcp/0'],
+      psk,
+      bootstrap: a.addresses(),
+      logger: silentLogger,
+    });
+    await b.start();
+    running.push(b);
+    await waitFor(() => b.peers().includes(a.peerId));
+    // Past yamux's 256 KiB window many times over: the window must keep being granted.
+    const big = new Uint8Array(3 * 1024 * 1024).map((_, i) => i % 251);
+    const back = await b.request(a.peerId, 'echo', big);
+    expect(Buffer.compare(back, big)).toBe(0); // not toEqual: element-wise over 3 MiB takes seconds
+    // Small messages whose updates are held until half a window is consumed.
+    for (let round = 0; round < 10; round++) {
+      const replies = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => b.request(a.peerId, 'echo', new Uint8Array(400).fill(i))),
+      );
+      expect(replies.every((r, i) => r.length === 400 && r[0] === i)).toBe(true);
+    }
+  });
+
   it('redials a bootstrap peer that went away once it is back on the same address', async () => {
     const psk = generatePsk();
     const key = await generatePrivateKey();
