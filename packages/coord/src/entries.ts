@@ -95,7 +95,8 @@ export function remove(s: Machine, namespace: string, key: string): void {
   if (map.size === 0) s.namespaces.delete(namespace);
 }
 
-export function setEntry(s: Machine, op: Extract<Operation, { type: 'set' }>): OpResult {
+/** A set's arguments, validated: everything `setEntry` checks before it looks at the state. */
+function setArgs(s: Machine, op: Extract<Operation, { type: 'set' }>) {
   const namespace = checkNamespace(s.limits, op.namespace);
   const key = checkKey(s.limits, op.key);
   const { value, bytes } = checkValue(op.value, s.limits.maxValueBytes);
@@ -105,6 +106,36 @@ export function setEntry(s: Machine, op: Extract<Operation, { type: 'set' }>): O
   if (ifNotExists && ifVersion !== undefined) {
     throw new InvalidArgumentError('ifNotExists and ifVersion exclude each other');
   }
+  return { namespace, key, value, bytes, ttlSeconds, ifNotExists, ifVersion };
+}
+
+/**
+ * The `version_mismatch` that `setEntry` would throw for `op` at time `now`,
+ * when that is surely its answer: a valid, unfenced set with `ifVersion` on a
+ * plain value (or absent) key whose live version is another. undefined when
+ * it would do anything else (write, or fail otherwise). Changes nothing.
+ */
+export function setMismatch(
+  s: Machine,
+  op: Extract<Operation, { type: 'set' }>,
+  now: number,
+): VersionMismatchError | undefined {
+  if (op.ifVersion === undefined || op.fence !== undefined) return undefined;
+  let args: ReturnType<typeof setArgs>;
+  try {
+    args = setArgs(s, op);
+  } catch {
+    return undefined;
+  }
+  const { namespace, key, ifVersion } = args;
+  const existing = liveEntry(s, namespace, key, now);
+  if (ifVersion === undefined || (existing !== undefined && existing.kind !== 'value')) return undefined;
+  if (existing?.version === ifVersion) return undefined;
+  return new VersionMismatchError(lockName(namespace, key), ifVersion, existing?.version);
+}
+
+export function setEntry(s: Machine, op: Extract<Operation, { type: 'set' }>): OpResult {
+  const { namespace, key, value, bytes, ttlSeconds, ifNotExists, ifVersion } = setArgs(s, op);
   checkFence(s, op.fence);
   const existing = liveEntry(s, namespace, key, s.nowMs);
   if (existing?.kind === 'claim') throw new KeyAlreadyExistsError(namespace, key);

@@ -11,7 +11,7 @@
  */
 import { type DecodeError, InvalidArgumentError, ParleyError } from '@parley/interface';
 import { decodeCommand } from './codec.js';
-import { claim, deleteEntry, deleteNamespace, readGet, readList, setEntry } from './entries.js';
+import { claim, deleteEntry, deleteNamespace, readGet, readList, setEntry, setMismatch } from './entries.js';
 import { expire } from './expiry.js';
 import { cooperativeWrite, leaseAcquire, leaseRelease, leaseRenew, leaseWrite, readAttach } from './leases.js';
 import { findSlot, lockAcquire, lockInfo, lockRelease, lockRenew, normalizedSlot, readLockList } from './locks.js';
@@ -94,6 +94,33 @@ export class CoordStateMachine {
   isAnswered(command: Command): boolean {
     if (command.clientId === undefined || typeof command.seq !== 'number') return false;
     return this.s.sessions.get(command.clientId)?.results.has(command.seq) ?? false;
+  }
+
+  /**
+   * The answer `apply` would surely give `command` at time `nowMs` (as
+   * `query` judges it), when that answer is a failure that changes nothing:
+   * a `set` with `ifVersion` whose expected version is not the key's
+   * (entries.ts `setMismatch`), on the command's first attempt (`retry`
+   * false: the caller has sent it nowhere before), of a live session whose
+   * table neither remembers nor has passed the seq — a command the table
+   * knows may have been applied, and is answered only by `apply`. undefined
+   * otherwise. Changes
+   * nothing, not even the session's activity. Version tokens are unique per
+   * log position, so a version that is not the key's at a committed state is
+   * not the key's at any later one: applying the command later fails too.
+   * The caller answers from it only at a linearizable read point
+   * (docs/guarantees.md, "A CAS that is sure to fail").
+   */
+  doomed(command: Omit<Command, 'nowMs'>, at: { nowMs?: number; retry: boolean }): CommandResult | undefined {
+    const op = command.op;
+    if (op?.type !== 'set' || op.ifVersion === undefined) return undefined;
+    const { clientId, seq } = command;
+    if (clientId === undefined || typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return undefined;
+    const session = this.s.sessions.get(clientId);
+    // Only a first attempt, and one the table does not know: it cannot have been applied.
+    if (at.retry || !session || seq <= session.floorSeq || session.results.has(seq)) return undefined;
+    const err = setMismatch(this.s, op, this.readTime(at.nowMs));
+    return err === undefined ? undefined : fail(err);
   }
 
   /** Applies a committed log entry's bytes; undecodable bytes give a decode_error result. */

@@ -60,6 +60,12 @@ export interface StrongOptions {
   watchPageChanges?: number;
   /** InstallSnapshot chunk size (default 256 KiB). */
   maxSnapshotChunkBytes?: number;
+  /**
+   * Answer a CAS (`set` with `ifVersion`) that is sure to fail without a log
+   * entry, at a linearizable read point (default true; docs/guarantees.md,
+   * "A CAS that is sure to fail"). Off: every CAS goes through the log.
+   */
+  failFastCas?: boolean;
 }
 
 export type ResolvedStrongOptions = Required<Omit<StrongOptions, 'limits'>> & { limits: Partial<CoordLimits> };
@@ -98,5 +104,6 @@ export function resolveStrongOptions(self: PeerId, o: StrongOptions = {}): Resol
       positiveInt('watchPageChanges', o.watchPageChanges ?? MAX_CHANGES_PER_PAGE),
     ),
     maxSnapshotChunkBytes: positiveInt('maxSnapshotChunkBytes', o.maxSnapshotChunkBytes ?? 256 * 1024),
+    failFastCas: o.failFastCas ?? true,
   };
 }

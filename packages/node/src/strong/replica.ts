@@ -67,6 +67,8 @@ export type MemberOptions = Pick<
   | 'maxWatchHistory'
   | 'maxSnapshotChunkBytes'
 > & {
+  /** Answer a CAS that is sure to fail at a read point, without the log (default true). */
+  readonly failFastCas?: boolean;
   /** Raft's flow control: append messages in flight per follower, bytes per message (default: Raft's). */
   readonly maxInflightMsgs?: number;
   readonly maxSizePerMsgBytes?: number;
@@ -78,6 +80,8 @@ export interface ReplicaHooks {
   onRestore?(index: number): void;
   /** A read answered by `read`: `confirmMs` from its request to its read point (0: within the millisecond, the lease). */
   onReadServed?(confirmMs: number): void;
+  /** A CAS answered as failed at a read point, with no log entry (`failFast`). */
+  onFailedFast?(command: Omit<Command, 'nowMs'>, result: CommandResult): void;
   /** A serializable or bounded read answered from this member's state, applied through `index`. */
   onLocalRead?(op: Operation, index: number, result: CommandResult): void;
 }
@@ -94,8 +98,8 @@ interface Waiter {
 }
 
 interface PendingRead {
-  op: Operation;
-  resolve(r: CommandResult): void;
+  /** Answers from the state (applied through `index`). */
+  answer(): void;
   reject(err: unknown): void;
   index: number;
   requestedAtMs: number;
@@ -119,6 +123,8 @@ export class StrongReplica {
   /** Index of the last entry handed to the state machine (or restored from a snapshot). */
   appliedThrough: number;
   snapshotsTaken = 0;
+  /** Conditional writes answered as failed at a read point, with no log entry (`failFast`). */
+  fastFailed = 0;
   snapshotsRestored = 0;
   /** Namespaces that may hold entries (from snapshots and applied writes), for status. */
   readonly namespaceNames = new Set<string>();
@@ -258,7 +264,70 @@ export class StrongReplica {
    * with the grant or the wait's failure, not with `lock_waiting`. Throws
    * `not_leader` (with a hint) when this member does not lead.
    */
-  submit(command: Omit<Command, 'nowMs'>): Pending<CommandResult> {
+  submit(command: Omit<Command, 'nowMs'>, attempt: { retry?: boolean } = {}): Pending<CommandResult> {
+    this.requireLeader();
+    const retry = attempt.retry === true;
+    if (this.failsFast(command, retry)) return this.failFast(command, retry);
+    return this.propose(command);
+  }
+
+  /**
+   * Whether `command` may take the fast path: a first attempt of a
+   * conditional write this leader's state says is sure to fail (coord's
+   * `doomed`: the session table does not know it), with no proposal of it
+   * pending here and room for one more read. Only a filter: the answer is
+   * judged again at a read point.
+   */
+  private failsFast(command: Omit<Command, 'nowMs'>, retry: boolean): boolean {
+    if (this.options.failFastCas === false) return false;
+    if (command.clientId !== undefined && this.waiters.has(`${command.clientId}/${command.seq}`)) return false;
+    if (this.reads.size + this.readyReads.length >= MAX_PENDING_READS) return false;
+    return this.sm.doomed(command, { nowMs: this.stampMs(), retry }) !== undefined;
+  }
+
+  /**
+   * A CAS that is sure to fail, answered without a log entry: confirmed at a
+   * read point exactly as a linearizable read is (`atReadPoint`), then judged
+   * again on the state applied through it. Still sure to fail there: that
+   * failure is the answer (its `details.actual` the key's version at the read
+   * point). Else it is proposed as any write. docs/guarantees.md, "A CAS that
+   * is sure to fail", has the argument.
+   */
+  private failFast(command: Omit<Command, 'nowMs'>, retry: boolean): Pending<CommandResult> {
+    let settle!: { resolve(r: CommandResult): void; reject(err: unknown): void };
+    const promise = new Promise<CommandResult>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    let cancelled = false;
+    let stage: Pending<unknown> = this.atReadPoint(() => this.sm.doomed(command, { nowMs: this.stampMs(), retry }));
+    (stage.promise as Promise<CommandResult | undefined>).then((doomed) => {
+      if (cancelled) return;
+      if (doomed !== undefined) {
+        this.fastFailed++;
+        this.hooks.onFailedFast?.(command, doomed);
+        settle.resolve(doomed);
+        return;
+      }
+      try {
+        const proposal = this.propose(command);
+        stage = proposal;
+        proposal.promise.then(settle.resolve, settle.reject);
+      } catch (err) {
+        settle.reject(err);
+      }
+    }, settle.reject);
+    return {
+      promise,
+      cancel: (err) => {
+        cancelled = true;
+        stage.cancel(err);
+        settle.reject(err);
+      },
+    };
+  }
+
+  /** Stamps `command` with this node's clock, proposes it and resolves with its result once applied. */
+  private propose(command: Omit<Command, 'nowMs'>): Pending<CommandResult> {
     this.requireLeader();
     const bytes = encodeCommand({ ...command, nowMs: this.stampMs() });
     let waiter!: Waiter;
@@ -293,6 +362,20 @@ export class StrongReplica {
 
   /** Leader only: a linearizable read by ReadIndex, answered from the state once applied through it. */
   read(op: Operation): Pending<CommandResult> {
+    // Time of a read: the state machine's, moved up to this leader's clock (never back).
+    return this.atReadPoint(() => this.sm.query(op, this.stampMs()));
+  }
+
+  /**
+   * Leader only: `answer` run on this member's state once (1) Raft has
+   * confirmed a read point — a ReadIndex round, which starts only after this
+   * leader committed an entry of its term and then hears a heartbeat quorum
+   * of that term (or holds a valid lease, with lease reads) — and (2) this
+   * member has applied through it. The one rule of every linearizable answer
+   * here: reads, and a CAS answered without the log (`failFast`). A leader
+   * deposed meanwhile never confirms: its answer fails with `not_leader`.
+   */
+  private atReadPoint<T>(answer: () => T): Pending<T> {
     this.requireLeader();
     if (this.reads.size + this.readyReads.length >= MAX_PENDING_READS) {
       throw new UnavailableError(`${MAX_PENDING_READS} reads are waiting on this leader`, { unsent: true });
@@ -300,9 +383,9 @@ export class StrongReplica {
     const context = new TextEncoder().encode(`${this.ctx.peerId}#${++this.readCounter}`);
     const key = ctxKey(context);
     let pending!: PendingRead;
-    const promise = new Promise<CommandResult>((resolve, reject) => {
+    const promise = new Promise<T>((resolve, reject) => {
       const now = this.ctx.clock.nowMs();
-      pending = { op, resolve, reject, index: -1, requestedAtMs: now, confirmedAtMs: now };
+      pending = { answer: () => resolve(answer()), reject, index: -1, requestedAtMs: now, confirmedAtMs: now };
     });
     this.reads.set(key, pending);
     try {
@@ -541,8 +624,11 @@ export class StrongReplica {
 
   private serve(p: PendingRead): void {
     this.hooks.onReadServed?.(p.confirmedAtMs - p.requestedAtMs);
-    // Time of a read: the state machine's, moved up to this leader's clock (never back).
-    p.resolve(this.sm.query(p.op, this.stampMs()));
+    try {
+      p.answer();
+    } catch (err) {
+      p.reject(err);
+    }
   }
 
   // ---------------------------------------------------------------- leadership

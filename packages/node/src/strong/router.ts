@@ -222,7 +222,9 @@ export class StrongRouter {
     if (NEEDS_LEADER.has(req.kind) && this.knowsNoLeader()) throw this.leaderlessError();
     switch (req.kind) {
       case 'write':
-        return this.indexed(await this.bounded(this.replica.submit(req.command), req.timeoutMs));
+        return this.indexed(
+          await this.bounded(this.replica.submit(req.command, { retry: req.retry === true }), req.timeoutMs),
+        );
       case 'register':
         return this.indexed(
           await this.bounded(this.replica.submit({ op: { type: 'register_session' } }), req.timeoutMs),
@@ -344,6 +346,7 @@ export class StrongRouter {
     let backoffMs = 10;
     let hops = 0;
     let reachedLeader = false;
+    let sentWrites = 0;
     /** An attempt was handed to a member and may have been proposed. */
     let maybeProposed = false;
     /** Members that refused this call because they have known no leader for an election timeout. */
@@ -379,13 +382,15 @@ export class StrongRouter {
           throw new UnavailableError('no member of the strong group is known', { unsent: true });
         }
         if (trace) trace.attempts++;
+        // Every attempt after the first of a write says so: the leader sends it through the log.
+        const sent = body.kind === 'write' && ++sentWrites > 1 ? { ...body, retry: true } : body;
         if (target === this.ctx.peerId) {
-          return await this.serve({ ...body, timeoutMs: attemptMs } as StrongRequest);
+          return await this.serve({ ...sent, timeoutMs: attemptMs } as StrongRequest);
         }
         const waitMs = Math.max(1, attemptMs - NETWORK_MARGIN_MS);
         const bytes = await this.forward(
           target,
-          encodeRequest({ ...body, timeoutMs: waitMs } as StrongRequest),
+          encodeRequest({ ...sent, timeoutMs: waitMs } as StrongRequest),
           attemptMs,
         );
         return decodeAnswer(body.kind, bytes);

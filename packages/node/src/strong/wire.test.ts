@@ -48,6 +48,7 @@ const SAMPLES: StrongRequest[] = [
   { kind: 'changes', timeoutMs: 250, fromRevision: 17, namespace: 'ns', prefix: 'a/', limit: 1000 },
   { kind: 'changes', timeoutMs: 250, fromRevision: 0, namespace: 'ns', prefix: undefined, limit: 5 },
   { kind: 'changes', timeoutMs: 250, fromRevision: 41, namespace: 'ns', prefix: undefined, limit: 5, skip: 1200 },
+  { kind: 'write', timeoutMs: 5, command: { clientId: 's1', seq: 5, op: { type: 'noop' } }, retry: true },
 ];
 
 describe('strong wire codec', () => {
@@ -67,6 +68,7 @@ describe('strong wire codec', () => {
       encodeRequest({ kind: 'register', timeoutMs: MAX_WAIT_MS }).map((b, i) => (i === 2 ? 0xff : b)),
       new Uint8Array(0),
       serializable.map((b, i) => (i === serializable.length - 1 ? 7 : b)),
+      new Uint8Array([...encodeRequest(SAMPLES[0] as StrongRequest), 2]),
     ];
     for (const bytes of bad)
       expect(() => decodeRequest(bytes)).toThrow(expect.objectContaining({ code: 'decode_error' }));

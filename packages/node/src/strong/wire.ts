@@ -10,7 +10,7 @@
  * | version      | u8     | 1                                                          |
  * | kind         | u8     | 1 write, 2 read, 3 register session, 4 admin, 5 changes, 6 local read |
  * | timeoutMs    | uint   | how long the leader may wait for the answer                |
- * | body         | bytes  | write/read: coord `encodeCommand` (nowMs 0: the leader stamps it); admin: action string + peer string; changes: fromRevision uint, namespace string, prefix string, hasPrefix bool, limit uint, then skip uint when > 0; local read: the command, level u8 (1 serializable, 2 bounded), then for bounded maxStalenessMs uint, maxLagEntries uint, then minIndex uint when > 0 |
+ * | body         | bytes  | write/read: coord `encodeCommand` (nowMs 0: the leader stamps it), then for a write u8 1 when it is a retried attempt; admin: action string + peer string; changes: fromRevision uint, namespace string, prefix string, hasPrefix bool, limit uint, then skip uint when > 0; local read: the command, level u8 (1 serializable, 2 bounded), then for bounded maxStalenessMs uint, maxLagEntries uint, then minIndex uint when > 0 |
  *
  * A local read (serializable or bounded, ./local-reads.ts) is what a node
  * outside the group sends to a member: any member answers it, not only the
@@ -50,7 +50,13 @@ export type AdminAction = 'addVoter' | 'addLearner' | 'removeNode' | 'transferLe
 const ADMIN_ACTIONS: readonly AdminAction[] = ['addVoter', 'addLearner', 'removeNode', 'transferLeadership'];
 
 export type StrongRequest =
-  | { kind: 'write'; timeoutMs: number; command: Omit<Command, 'nowMs'> }
+  | {
+      kind: 'write';
+      timeoutMs: number;
+      command: Omit<Command, 'nowMs'>;
+      /** Not the call's first attempt: the leader sends it through the log (absent on the wire when false). */
+      retry?: boolean;
+    }
   | { kind: 'read'; timeoutMs: number; command: Omit<Command, 'nowMs'> }
   | { kind: 'register'; timeoutMs: number }
   | {
@@ -84,6 +90,7 @@ export function encodeRequest(req: StrongRequest): Uint8Array {
     case 'write':
     case 'read':
       w.bytes(encodeCommand({ ...req.command, nowMs: 0 }));
+      if (req.kind === 'write' && req.retry === true) w.u8(1);
       break;
     case 'register':
       break;
@@ -125,7 +132,13 @@ export function decodeRequest(bytes: Uint8Array): StrongRequest {
     case 1:
     case 2: {
       const { nowMs: _ignored, ...command } = decodeCommand(r.bytes());
-      req = { kind: kind === 1 ? 'write' : 'read', timeoutMs, command };
+      // Optional last field of a write: 1 for a retried attempt (older callers leave it out).
+      let retry = false;
+      if (kind === 1 && r.remaining() > 0) {
+        if (r.u8() !== 1) throw new DecodeError('a write carries a bad retry flag');
+        retry = true;
+      }
+      req = { kind: kind === 1 ? 'write' : 'read', timeoutMs, command, ...(retry ? { retry } : {}) };
       break;
     }
     case 3:

@@ -12,7 +12,8 @@ export interface CoordScenarioConfig {
   name: string;
   description: string;
   voters: 3 | 5;
-  workload: 'mixed' | 'ttl';
+  /** `hot-cas`: the mixed workload's clients all CAS one key (./workload.ts `hotCasOp`). */
+  workload: 'mixed' | 'ttl' | 'hot-cas';
   clients?: number;
   network?: {
     lossRate?: number;
@@ -84,6 +85,8 @@ export interface Call {
   readonly command: Omit<Command, 'nowMs'>;
   readonly invokedAt: number;
   lastSentAt: number;
+  /** Times the command was handed to a host (a later attempt is a retry: the leader logs it). */
+  sends: number;
   giveUpAt: number;
   /** `lock_waiting` arrived: the answer comes as a delivery (to the host it was sent to). */
   waiting: boolean;

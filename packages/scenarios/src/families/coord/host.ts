@@ -40,6 +40,8 @@ export interface CoordHostOptions {
    * millisecond it was asked for (a heartbeat round takes at least one hop each way).
    */
   onReadServed?(host: PeerId, lease: boolean): void;
+  /** A CAS this host answered as failed at a read point, without the log. */
+  onFailedFast?(host: PeerId): void;
 }
 
 export class CoordHost {
@@ -85,6 +87,7 @@ export class CoordHost {
         onApply: (index, term, command, output) => options.onApply(ctx.id, index, term, command, output),
         onRestore: (index) => options.onRestore?.(ctx.id, index),
         onReadServed: (confirmMs) => options.onReadServed?.(ctx.id, confirmMs === 0),
+        onFailedFast: () => options.onFailedFast?.(ctx.id),
       },
     );
   }
@@ -116,12 +119,17 @@ export class CoordHost {
   /**
    * Proposes `command` (stamped with this host's clock) and calls `done` with its result once
    * applied here; `failed` when this member stops waiting (it stepped down). False when this
-   * host does not lead (the client asks another).
+   * host does not lead (the client asks another). `retry`: the client sent it before.
    */
-  submit(command: Omit<Command, 'nowMs'>, done: (r: CommandResult) => void, failed: () => void = () => {}): boolean {
+  submit(
+    command: Omit<Command, 'nowMs'>,
+    done: (r: CommandResult) => void,
+    failed: () => void = () => {},
+    retry = false,
+  ): boolean {
     if (!this.member.isLeader()) return false;
     try {
-      this.member.submit(command).promise.then(done, failed);
+      this.member.submit(command, { retry }).promise.then(done, failed);
       return true;
     } catch {
       return false;

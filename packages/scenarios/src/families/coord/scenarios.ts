@@ -89,6 +89,32 @@ export const COORD_SCENARIOS: readonly Scenario[] = [
     safetyMs: 10_000,
   }),
   coordScenario({
+    name: 'coord-5-hot-cas',
+    description:
+      "5 voters, 8 clients CAS one key with the version each last learned (a failure's actual too); the leader is cut off just before a check-quorum round (it believes it leads while the others elect a successor; clients split between them); 3% loss with duplicates, so answers are lost and CASes retried.",
+    voters: 5,
+    workload: 'hot-cas',
+    clients: 8,
+    network: { lossRate: 0.03, duplicateRate: 0.02, reorder: true },
+    nemesis: {},
+    cutLeaderAfterQuorumCheck: true,
+    skewMs: 50,
+    safetyMs: 10_000,
+  }),
+  coordScenario({
+    name: 'coord-5-hot-cas-stale-leader',
+    description:
+      '5 voters, 8 clients CAS one key; the leader is suspended and cut off just before a check-quorum round, and once a successor has committed CASes it resumes believing it leads; the clients pinned to it CAS there with the version last learned by anyone, which it has not seen.',
+    voters: 5,
+    workload: 'hot-cas',
+    clients: 8,
+    network: { lossRate: 0.01 },
+    nemesis: {},
+    staleLeaderReads: true,
+    skewMs: 50,
+    safetyMs: 10_000,
+  }),
+  coordScenario({
     name: 'coord-5-figure8',
     description:
       "5 voters, 6 clients, one entry per append; Figure 8 of the Raft paper scripted under the client load (partitions around three leader changes): a leader that commits an earlier term's entry by counting replicas lets it be overwritten.",

@@ -177,6 +177,9 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
             if (lease) leaseReadsServed++;
             if (deposed(host)) readsServedDeposed++;
           },
+          onFailedFast: () => {
+            if (running) casFailedFast++;
+          },
         });
         hosts.set(id, host);
         return host;
@@ -204,6 +207,8 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
   /** Reads asked of (and answered by) a member that believed it led while another led a later term. */
   let readsAtDeposedLeader = 0;
   let readsServedDeposed = 0;
+  /** CASes a leader answered as failed at a read point, without the log. */
+  let casFailedFast = 0;
   const deposed = (id: PeerId): boolean => {
     const t = app(id)?.driver.status();
     if (t?.state !== 'leader') return false;
@@ -251,7 +256,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
       h.read(call.op, done, failed);
       return;
     }
-    h.submit(call.command, done, failed);
+    h.submit(call.command, done, failed, call.sends++ > 0);
   }
 
   /**
@@ -306,6 +311,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
       command,
       invokedAt: now,
       lastSentAt: now,
+      sends: 0,
       giveUpAt: now + GIVE_UP_MS,
       waiting: false,
       viaRead,
@@ -393,6 +399,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     record,
     versionIndex,
     acked,
+    hotCas: config.workload === 'hot-cas',
   });
   const leaderTerm = (): number => {
     let t = 0;
@@ -423,7 +430,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
     leases: new Map(),
     locks: new Map(),
   }));
-  if (config.workload === 'mixed') {
+  if (config.workload !== 'ttl') {
     for (const c of clients) tick(c, mixedOp);
   } else {
     const [writer, watcher] = clients as [Client, Client];
@@ -578,6 +585,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
         'guard.deposedLeaderStillLeads': overlaps.size,
         'guard.readsAtDeposedLeader': readsAtDeposedLeader,
         readsServedDeposed,
+        'guard.casFailedFast': casFailedFast,
         ...directors.metrics(resync?.maxSpreadMs ?? 0),
       };
     },

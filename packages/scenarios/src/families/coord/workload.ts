@@ -29,6 +29,8 @@ export interface MixedWorkloadDeps {
   readonly versionIndex: ReadonlyMap<string, number>;
   /** Acknowledged writes, for the durability check. */
   readonly acked: AckedWrite[];
+  /** Every client CASes one key (`hot-cas`): it learns the version from each answer, a failure's `actual` too. */
+  readonly hotCas?: boolean;
 }
 
 /** The mixed workload: returns a client's next-operation step. */
@@ -46,7 +48,60 @@ export function mixedWorkload(deps: MixedWorkloadDeps): (c: Client) => void {
   const pick = <T>(xs: readonly T[]): T => xs[rng.int(xs.length)] as T;
   let valueCounter = 0;
 
+  /**
+   * `hot-cas`: a CAS on one key with the version this client last learned — from a win, from a
+   * failure's `details.actual` (as a client retrying a contended CAS does), or from a read (one
+   * call in eight) — or a plain set while it knows none. Pinned clients too.
+   */
+  let latest: string | undefined;
+  function hotCasOp(c: Client): void {
+    const key = ENTRY_KEYS[0] as string;
+    // A client pinned to a deposed leader CASes with the version last learned by anyone (told
+    // by another client, say): one its leader may not have; it must not fail it from stale state.
+    const seen = c.pinned ? latest : c.versions.get(key);
+    const value = ++valueCounter;
+    if (rng.int(8) === 0) {
+      entryGet(c, key);
+      return;
+    }
+    const learn = (r: CommandResult) => {
+      if (r.ok && r.value.type === 'entry') {
+        const v = r.value.entry.version;
+        c.versions.set(key, v);
+        latest = v;
+        const index = versionIndex.get(v);
+        if (index !== undefined) acked.push({ key, version: v, index });
+      } else if (!r.ok && r.error.code === 'version_mismatch') {
+        const actual = (r.error.details as { actual?: unknown }).actual;
+        if (typeof actual === 'string') c.versions.set(key, actual);
+        else c.versions.delete(key);
+      }
+    };
+    const setOk = (r: CommandResult & { ok: true }): HistoryValue => ({
+      version: (r.value as { entry: Entry }).entry.version,
+    });
+    if (seen === undefined) {
+      record('entry', c, 'set', key, { value }, { type: 'set', namespace: 'kv', key, value }, setOk, {}, learn);
+      return;
+    }
+    record(
+      'entry',
+      c,
+      'set',
+      key,
+      { value, ifVersion: seen },
+      { type: 'set', namespace: 'kv', key, value, ifVersion: seen },
+      setOk,
+      { version_mismatch: 'version_mismatch', key_not_found: 'version_mismatch' },
+      learn,
+    );
+  }
+
   function mixedOp(c: Client): void {
+    if (deps.hotCas === true) {
+      hotCasOp(c);
+      return;
+    }
     if (c.pinned) {
       readOp(c);
       return;
