@@ -31,6 +31,21 @@ export interface RaftConfig {
    * Default ceil(E / 5) (E = 10: 2, a 7-tick lease tolerating 28% slower leader ticks).
    */
   leaseDriftMarginTicks?: number;
+  /**
+   * Failover on connection loss (`RawNode.reportDisconnect`, called by the
+   * driver on the transport's `peer:disconnect`): a voter whose connection to
+   * its leader closed forgets that leader (so it no longer refuses pre-votes
+   * as sticky to it, and answers those it refused in the last two ticks) and
+   * campaigns with pre-vote within a few ticks instead of an election timeout:
+   * the other voters take turns by id, the first at once, each next two ticks
+   * later, two turns each; one that granted another's pre-vote waits a round
+   * more, so votes do not split. A learner keeps naming its leader. Never with
+   * 'leaseBased' reads: a closed connection does not prove the leader dead,
+   * and its lease rests on followers deferring to it for an election timeout
+   * (true with 'leaseBased' throws `invalid_argument`). Default: on unless
+   * `readOnly` is 'leaseBased'.
+   */
+  failoverOnDisconnect?: boolean;
   /** Followers forward proposals to the leader (else `propose` throws NotLeaderError). Default true. */
   forwardProposals?: boolean;
   /** Largest batch of entries in one append message. Default 1 MiB. */

@@ -61,13 +61,26 @@ class VirtualTime implements Scheduler {
 class Loopback {
   readonly handlers = new Map<PeerId, Map<string, RequestHandler>>();
   readonly down = new Set<PeerId>();
+  private readonly onDisconnect = new Map<PeerId, Set<(peer: PeerId) => void>>();
+  /** Takes `id` down and tells every other peer its connection closed. */
+  kill(id: PeerId): void {
+    this.down.add(id);
+    for (const [peer, ls] of this.onDisconnect) if (peer !== id) for (const l of ls) l(id);
+  }
   transport(id: PeerId): Transport {
     const self = this;
     const mine = new Map<string, RequestHandler>();
     this.handlers.set(id, mine);
+    const disconnects = new Set<(peer: PeerId) => void>();
+    this.onDisconnect.set(id, disconnects);
     return {
       peerId: id,
-      on: () => () => {},
+      on: (type, l) => {
+        if (type !== 'peer:disconnect') return () => {};
+        const listener = l as (peer: PeerId) => void;
+        disconnects.add(listener);
+        return () => disconnects.delete(listener);
+      },
       async start() {},
       async stop() {},
       handle: (p, h) => void mine.set(p, h),
@@ -163,6 +176,34 @@ describe('RaftDriver', () => {
     expect((sms.get(lagging) as Log).restores).toBe(1);
     expect(drivers.get(lagging)?.status().commit).toBe(leader.status().commit);
     for (const d of drivers.values()) d.stop();
+  });
+
+  it('elects a successor within a few ticks when the leader’s connection closes', async () => {
+    const time = new VirtualTime();
+    const net = new Loopback();
+    const ids = ['a', 'b', 'c'];
+    const rng = new SeededRandom(5);
+    const drivers = ids.map(
+      (id) =>
+        new RaftDriver({
+          raft: { id, random: rng.fork(), voters: ids },
+          storage: new MemoryRaftStorage(),
+          transport: net.transport(id),
+          scheduler: time,
+          stateMachine: new Log(),
+          tickMs: 100,
+        }),
+    );
+    for (const d of drivers) await d.start();
+    await time.advance(3_000);
+    const leader = drivers.find((d) => d.status().state === 'leader') as RaftDriver;
+    const term = leader.status().term;
+    leader.stop();
+    net.kill(leader.id);
+    await time.advance(300); // the election timeout alone would take 1–2 s
+    const next = drivers.filter((d) => d !== leader && d.status().state === 'leader');
+    expect(next.map((d) => d.status().term)).toEqual([term + 1]);
+    for (const d of drivers) d.stop();
   });
 
   it('pauses its tick timer while it leads a group of one, and resumes it when the group grows', async () => {

@@ -91,6 +91,9 @@ export class RaftDriver {
   private lastTickAtMs: number | undefined;
   /** Peers a message could not be sent to, reported to the core between Readys (bounded by the peers sent to). */
   private unreachable = new Set<PeerId>();
+  /** Peers whose connection closed, reported to the core between Readys (bounded by the peers known). */
+  private disconnected = new Set<PeerId>();
+  private offDisconnect: (() => void) | undefined;
   private running = false;
   private scheduled = false;
   private stopped = true;
@@ -139,6 +142,11 @@ export class RaftDriver {
       this.receive(from, bytes);
       return EMPTY;
     });
+    this.offDisconnect = this.opts.transport.on('peer:disconnect', (peer) => {
+      if (this.stopped) return;
+      this.disconnected.add(peer);
+      this.kick();
+    });
     this.resumeTicks();
     this.kick();
   }
@@ -150,8 +158,11 @@ export class RaftDriver {
     this.cancelTick = undefined;
     this.ticking = false;
     this.opts.transport.unhandle(RAFT_PROTOCOL);
+    this.offDisconnect?.();
+    this.offDisconnect = undefined;
     this.inbox = [];
     this.unreachable.clear();
+    this.disconnected.clear();
   }
 
   status(): Status {
@@ -328,7 +339,12 @@ export class RaftDriver {
     } finally {
       this.running = false;
     }
-    if (!this.stopped && (this.inbox.length > 0 || this.pendingTicks > 0 || this.unreachable.size > 0)) this.kick();
+    if (
+      !this.stopped &&
+      (this.inbox.length > 0 || this.pendingTicks > 0 || this.unreachable.size > 0 || this.disconnected.size > 0)
+    ) {
+      this.kick();
+    }
   }
 
   /**
@@ -361,6 +377,11 @@ export class RaftDriver {
       const peers = [...this.unreachable];
       this.unreachable.clear();
       for (const p of peers) this.node.reportUnreachable(p);
+    }
+    if (this.disconnected.size > 0) {
+      const peers = [...this.disconnected];
+      this.disconnected.clear();
+      for (const p of peers) this.node.reportDisconnect(p);
     }
   }
 

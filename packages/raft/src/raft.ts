@@ -12,6 +12,7 @@ import {
 import { decodeConfChange } from './confchange.js';
 import type { ProposalResult, RaftConfig } from './config.js';
 import { hasUnappliedConfChanges, quorumOf, tallyVotes } from './election.js';
+import { FAILOVER_ROUNDS, FAILOVER_STEP_TICKS, FailoverTimer, failoverTurn, KeptPreVotes } from './failover.js';
 import { AppendMarks, leaseTicksFor, quorumAckedWithin } from './lease.js';
 import { RaftLog } from './log.js';
 import { applyToMembers, bootstrapEntries, describeProgress, validateConfChange } from './membership.js';
@@ -74,6 +75,10 @@ export class Raft {
   /** Started from a persisted term (a restart, not a fresh member): see `leaderSticky`. */
   private readonly restarted: boolean;
   private readonly votes = new Map<PeerId, boolean>();
+  /** Follower: early campaigns after the leader's connection closed (see `leaderDisconnected`). */
+  private readonly failover = new FailoverTimer();
+  /** Pre-votes refused as sticky lately (kept only with failoverOnDisconnect). */
+  private readonly keptPreVotes = new KeptPreVotes();
   private readonly readOnly = new ReadOnlyQueue();
   private pendingReadIndex: { from: PeerId; context: Uint8Array }[] = [];
   private readonly incoming = new SnapshotAssembler();
@@ -86,6 +91,8 @@ export class Raft {
   readonly readOnlyOption: ReadOnlyOption;
   /** Lease length in the leader's ticks (see RaftConfig.leaseDriftMarginTicks). */
   readonly leaseTicks: number;
+  /** Campaign early when the connection to the leader closes (see RaftConfig.failoverOnDisconnect). */
+  readonly failoverOnDisconnect: boolean;
   readonly forwardProposals: boolean;
   readonly maxSizePerMsg: number;
   readonly maxInflightMsgs: number;
@@ -112,6 +119,10 @@ export class Raft {
     if (this.readOnlyOption === 'leaseBased' && !this.checkQuorum) {
       throw new InvalidArgumentError('raft: leaseBased reads require checkQuorum');
     }
+    if (this.readOnlyOption === 'leaseBased' && cfg.failoverOnDisconnect === true) {
+      throw new InvalidArgumentError('raft: failoverOnDisconnect would break leaseBased reads');
+    }
+    this.failoverOnDisconnect = cfg.failoverOnDisconnect ?? this.readOnlyOption !== 'leaseBased';
     const margin = cfg.leaseDriftMarginTicks ?? Math.ceil(this.electionTimeout / 5);
     this.leaseTicks = leaseTicksFor(this.electionTimeout, margin);
     this.forwardProposals = cfg.forwardProposals ?? true;
@@ -198,6 +209,8 @@ export class Raft {
     this.resetRandomizedElectionTimeout();
     this.leadTransferee = NONE;
     this.timeoutNowSent = false;
+    this.failover.clear();
+    this.keptPreVotes.clear();
     this.appendMarks.clear();
     this.votes.clear();
     this.repl.clear();
@@ -278,6 +291,12 @@ export class Raft {
 
   private tickElection(): void {
     this.electionElapsed++;
+    if (this.failover.tick()) {
+      // Still no leader heard of since its connection closed: campaign early.
+      if (this.lead === NONE) this.hup(false);
+      else this.failover.clear();
+      return;
+    }
     if (this.promotable() && this.electionElapsed >= this.randomizedElectionTimeout) {
       this.electionElapsed = 0;
       this.hup(false);
@@ -315,6 +334,35 @@ export class Raft {
   }
 
   // ---- elections -------------------------------------------------------------
+
+  /**
+   * The connection to `peer` closed. A voter following `peer` forgets it: it
+   * no longer refuses pre-votes as sticky to it, answers those it refused so
+   * lately, and campaigns (pre-vote) on its turn among
+   * the other voters (see ./failover.ts and RaftConfig.failoverOnDisconnect).
+   * Hearing from a leader stops it.
+   */
+  leaderDisconnected(peer: PeerId): void {
+    if (!this.failoverOnDisconnect || this.state !== 'follower' || peer === NONE || this.lead !== peer) return;
+    // A learner, which never campaigns, keeps naming its leader until it hears from another.
+    if (!this.promotable()) return;
+    this.lead = NONE;
+    let granted = false;
+    for (const m of this.keptPreVotes.take(this.ticks)) {
+      const before = this.msgs.length;
+      this.step(m);
+      granted ||= this.msgs.slice(before).some((r) => r.type === 'preVoteResp' && !r.reject);
+    }
+    if (this.state !== 'follower') return;
+    const { turn, of } = failoverTurn(this.id, peer, this.voters);
+    if (turn < 0) return;
+    // A candidate this member just granted runs ahead: its own first turn waits a round.
+    const period = of * FAILOVER_STEP_TICKS;
+    const delay = turn * FAILOVER_STEP_TICKS + (granted ? period : 0);
+    this.failover.arm(delay, period, FAILOVER_ROUNDS);
+    // A pre-candidate keeps its turns armed (a pre-vote resets nothing).
+    if (delay === 0) this.hup(false);
+  }
 
   /** Starts an election (pre-vote first when enabled) unless conf changes await application. */
   hup(transfer: boolean): void {
@@ -366,7 +414,12 @@ export class Raft {
     } else if (m.term > this.term) {
       if (m.type === 'vote' || m.type === 'preVote') {
         // Leader stickiness: a node that hears from a live leader ignores campaigns (§6 of the thesis).
-        if (!m.transfer && this.leaderSticky()) return;
+        if (!m.transfer && this.leaderSticky()) {
+          if (m.type === 'preVote' && this.failoverOnDisconnect && this.voters.has(m.from)) {
+            this.keptPreVotes.keep(m, this.ticks);
+          }
+          return;
+        }
       }
       if (m.type === 'preVote') {
         // A pre-vote never changes our term.
@@ -421,6 +474,7 @@ export class Raft {
     const respType = m.type === 'vote' ? 'voteResp' : 'preVoteResp';
     if (canVote && this.log.isUpToDate(m.index, m.logTerm)) {
       this.send({ type: respType, from: this.id, to: m.from, term: m.term, reject: false });
+      if (m.type === 'preVote') this.failover.postpone();
       if (m.type === 'vote') {
         this.electionElapsed = 0;
         this.vote = m.from;

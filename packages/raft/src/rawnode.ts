@@ -118,6 +118,11 @@ export class RawNode {
     this.raft.reportUnreachable(peer);
   }
 
+  /** The connection to `peer` closed (see `Raft.leaderDisconnected`). */
+  reportDisconnect(peer: PeerId): void {
+    this.raft.leaderDisconnected(peer);
+  }
+
   status(): Status {
     return this.raft.status();
   }

@@ -49,8 +49,8 @@ export interface NetEndpoint {
   reachable(): boolean;
   /** Runs `fn` as this host: deferred while paused, dropped if the host crashed meanwhile. */
   deliver(label: string, fn: () => void): void;
-  /** Connection changes, delivered through `deliver`. */
-  connectionChanged(peer: PeerId, connected: boolean): void;
+  /** Connection changes, delivered through `deliver` after `delayMs` (default 0). */
+  connectionChanged(peer: PeerId, connected: boolean, delayMs?: number): void;
 }
 
 interface Held {
@@ -69,6 +69,10 @@ export class SimNetwork {
   private readonly blocked = new Set<string>();
   private readonly held = new Map<string, Held[]>();
   private readonly lastArrivalMs = new Map<string, number>();
+  /** Per directed link, the latest arrival time of a message sent on it (whatever the reordering). */
+  private readonly latestArrivalMs = new Map<string, number>();
+  /** Per directed link `a>b`, when `b` is told of the last change of its connection to `a`. */
+  private readonly noticeAtMs = new Map<string, number>();
   private connected = new Set<string>();
   private readonly counters = { sent: 0, delivered: 0, dropped: 0, duplicated: 0 };
 
@@ -258,8 +262,23 @@ export class SimNetwork {
   private announce(p: string, up: boolean): void {
     const [a, b] = p.split('|') as [PeerId, PeerId];
     this.kernel.trace(`net ${up ? 'connect' : 'disconnect'} ${a}|${b}`);
-    this.endpoints.get(a)?.connectionChanged(b, up);
-    this.endpoints.get(b)?.connectionChanged(a, up);
+    this.endpoints.get(a)?.connectionChanged(b, up, this.noticeDelayMs(b, a, up));
+    this.endpoints.get(b)?.connectionChanged(a, up, this.noticeDelayMs(a, b, up));
+  }
+
+  /**
+   * When `to` hears that its connection to `from` changed. As over TCP, a peer
+   * that went down (crashed, stopped) closes its connection behind what it had
+   * already sent: the close reaches `to` after the last message in flight from
+   * it. Notices of one link keep their order.
+   */
+  private noticeDelayMs(from: PeerId, to: PeerId, up: boolean): number {
+    const now = this.kernel.nowMs();
+    const key = link(from, to);
+    let at = Math.max(now, this.noticeAtMs.get(key) ?? now);
+    if (!up && !this.endpoints.get(from)?.reachable()) at = Math.max(at, this.latestArrivalMs.get(key) ?? now);
+    this.noticeAtMs.set(key, at);
+    return at - now;
   }
 
   private drop(from: PeerId, to: PeerId, label: string, why: string): false {
@@ -281,6 +300,7 @@ export class SimNetwork {
       atMs = Math.max(atMs, this.lastArrivalMs.get(key) ?? 0);
       this.lastArrivalMs.set(key, atMs);
     }
+    this.latestArrivalMs.set(key, Math.max(atMs, this.latestArrivalMs.get(key) ?? 0));
     this.kernel.schedule(atMs - this.kernel.nowMs(), 'net', () => {
       if (this.blocked.has(key)) {
         this.drop(from, to, label, 'blocked-in-flight');

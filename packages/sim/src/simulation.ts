@@ -248,10 +248,10 @@ export class SimHost<App = unknown> implements NetEndpoint {
   }
 
   /** @internal NetEndpoint */
-  connectionChanged(peer: PeerId, up: boolean): void {
+  connectionChanged(peer: PeerId, up: boolean, delayMs = 0): void {
     const transport = this.transportValue;
     if (!transport) return;
-    this.kernel.schedule(0, 'conn', () => this.run('conn', () => transport.connectionChanged(peer, up)));
+    this.kernel.schedule(delayMs, 'conn', () => this.run('conn', () => transport.connectionChanged(peer, up)));
   }
 
   private after(delayMs: number, fn: () => void): Cancel {

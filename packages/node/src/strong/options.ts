@@ -29,6 +29,17 @@ export interface StrongOptions {
    * docs/guarantees.md, "Raft read paths"); ReadIndex assumes nothing about clocks.
    */
   leaseReads?: boolean;
+  /**
+   * Failover on connection loss (Raft `failoverOnDisconnect`): a follower whose
+   * connection to the leader closes (a killed process, a closed socket)
+   * campaigns within a few ticks instead of waiting out the election timeout,
+   * the voters left taking turns by id. A leader that is frozen with its
+   * sockets open (SIGSTOP, a long pause) still takes the election timeout.
+   * Default: on, except with `leaseReads`, which it would break (a closed
+   * connection does not prove the leader dead; see docs/guarantees.md):
+   * `true` with `leaseReads` is `invalid_argument`.
+   */
+  failoverOnDisconnect?: boolean;
   /** Cluster-wide string mixed into version tokens; same on every member (default ''). */
   versionKey?: string;
   /** Coord limits; same on every member. */
@@ -81,13 +92,18 @@ export function resolveStrongOptions(self: PeerId, o: StrongOptions = {}): Resol
   if (voters.some((v) => typeof v !== 'string' || v === '')) {
     throw new InvalidArgumentError('raft.voters must be non-empty peer ids');
   }
+  const leaseReads = o.leaseReads ?? false;
+  if (leaseReads && o.failoverOnDisconnect === true) {
+    throw new InvalidArgumentError('raft.failoverOnDisconnect cannot be used with raft.leaseReads');
+  }
   return {
     voters,
     learners,
     tickMs: positiveInt('tickMs', o.tickMs ?? 100),
     electionTimeoutTicks: positiveInt('electionTimeoutTicks', o.electionTimeoutTicks ?? 10),
     heartbeatTicks: positiveInt('heartbeatTicks', o.heartbeatTicks ?? 1),
-    leaseReads: o.leaseReads ?? false,
+    leaseReads,
+    failoverOnDisconnect: o.failoverOnDisconnect ?? !leaseReads,
     versionKey: o.versionKey ?? '',
     limits: o.limits ?? {},
     snapshotEveryEntries: positiveInt('snapshotEveryEntries', o.snapshotEveryEntries ?? 10_000),

@@ -69,6 +69,8 @@ export type MemberOptions = Pick<
 > & {
   /** Answer a CAS that is sure to fail at a read point, without the log (default true). */
   readonly failFastCas?: boolean;
+  /** Raft's failover on connection loss (default: Raft's, on unless `leaseReads`). */
+  failoverOnDisconnect?: boolean;
   /** Raft's flow control: append messages in flight per follower, bytes per message (default: Raft's). */
   readonly maxInflightMsgs?: number;
   readonly maxSizePerMsgBytes?: number;
@@ -175,6 +177,7 @@ export class StrongReplica {
         heartbeatTicks: options.heartbeatTicks,
         maxSnapshotChunkBytes: options.maxSnapshotChunkBytes,
         readOnly: options.leaseReads ? 'leaseBased' : 'safe',
+        ...(options.failoverOnDisconnect === undefined ? {} : { failoverOnDisconnect: options.failoverOnDisconnect }),
         ...(options.maxInflightMsgs === undefined ? {} : { maxInflightMsgs: options.maxInflightMsgs }),
         ...(options.maxSizePerMsgBytes === undefined ? {} : { maxSizePerMsgBytes: options.maxSizePerMsgBytes }),
       },

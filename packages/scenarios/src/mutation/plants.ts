@@ -186,6 +186,18 @@ export const PLANTS: readonly Plant[] = [
     budget: 10,
   },
   {
+    name: 'failover-breaks-lease',
+    gap: 'failover on connection loss',
+    bug: 'a follower that sees its leader’s connection close campaigns at once even with lease reads, so a leader cut off (alive) serves reads from its lease after a successor committed writes',
+    pkg: 'raft',
+    find: "this.failoverOnDisconnect = cfg.failoverOnDisconnect ?? this.readOnlyOption !== 'leaseBased';",
+    replace: 'this.failoverOnDisconnect = true;',
+    module: 'coord/family',
+    scenario: 'coord-5-lease-drift',
+    firstSeed: 1,
+    budget: 10,
+  },
+  {
     name: 'late-timer-counts-one-tick',
     gap: 'lease reads after a pause',
     bug: 'the Raft driver counts one tick per firing of its tick timer, however late it fired: a leader waking from a pause keeps its lease',

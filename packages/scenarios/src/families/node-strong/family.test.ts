@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { matchScenarios } from '../../registry.js';
 import { runSweep } from '../../sweep.js';
 import '../index.js';
+import { NODE_STRONG_LEADER_KILL_SCENARIOS } from './family.js';
 import { NODE_STRONG_READS_SCENARIOS } from './reads.js';
 import { NODE_STRONG_SESSION_READS_SCENARIOS } from './session-reads.js';
 import { NODE_STRONG_SESSIONS_SCENARIOS } from './sessions.js';
@@ -9,11 +10,12 @@ import { NODE_STRONG_SESSIONS_SCENARIOS } from './sessions.js';
 /** The CI-sized node-strong sweep: every node-strong-* scenario on a fixed block of seeds (the full sweep is `npm run sim`). */
 const CI_SEEDS = 2;
 const FIRST_SEED = 40_000;
-/** node-strong-* but the session and read scenarios (their own tests: sessions.test.ts, reads.test.ts, session-reads.test.ts). */
+/** node-strong-* but the session, read and leader-kill scenarios (their own tests: sessions.test.ts, reads.test.ts, session-reads.test.ts, leader-kill.test.ts). */
 const OWN_TESTS = [
   ...NODE_STRONG_SESSIONS_SCENARIOS,
   ...NODE_STRONG_READS_SCENARIOS,
   ...NODE_STRONG_SESSION_READS_SCENARIOS,
+  ...NODE_STRONG_LEADER_KILL_SCENARIOS,
 ];
 const nodeStrong = () => matchScenarios('node-strong-*').filter((s) => !OWN_TESTS.some((x) => x.name === s.name));
 

@@ -38,6 +38,7 @@ import { PARTITION_KINDS, type Simulation, violation } from '@parley/sim';
 import { registerScenario, type Scenario, type ScenarioRun } from '../../registry.js';
 import { highestTermLeader, raftGroupConverged } from '../raft/group.js';
 import { checkDurabilityAfterRestart, checkSnapshotAgreement } from '../voter-checks.js';
+import { killLeaders } from './leader-kill.js';
 import { type ModelName, startNodeStrongWorkload } from './workload.js';
 import {
   bootNodeStrongWorld,
@@ -68,6 +69,7 @@ function setupNodeStrong(sim: Simulation, config: NodeStrongScenarioConfig): Sce
   const { recorders, unexpected, acked, viaNode, callMs } = workload;
 
   const faults = startNodeStrongFaults(sim, config, world, state);
+  const kills = config.leaderKills ? killLeaders(sim, voters, app, () => state.running) : undefined;
 
   let readding = false;
   let linUnknown = 0;
@@ -155,6 +157,13 @@ function setupNodeStrong(sim: Simulation, config: NodeStrongScenarioConfig): Sce
         crashes: faults.voters.stats.crashes,
         pauses: faults.voters.stats.pauses,
         clockJumps: faults.voters.stats.clockJumps,
+        ...(kills
+          ? {
+              leaderKills: kills.kills,
+              failoverMsP50: percentile(kills.failoverMs, 0.5),
+              failoverMsMax: kills.failoverMs.length > 0 ? Math.max(...kills.failoverMs) : 0,
+            }
+          : {}),
       };
     },
   };
@@ -225,4 +234,21 @@ export const NODE_STRONG_SCENARIOS: readonly Scenario[] = [
   }),
 ];
 
-for (const s of NODE_STRONG_SCENARIOS) registerScenario(s);
+/** Leaders killed over and over (own test: leader-kill.test.ts). */
+export const NODE_STRONG_LEADER_KILL_SCENARIOS: readonly Scenario[] = ([3, 5] as const).map((v) =>
+  nodeStrongScenario({
+    name: `node-strong-${v}-leader-kill`,
+    description: `${v} voters + 2 non-members, 6 clients; the leader crashes every 1.5–3 s (its connections close, as on kill -9) and restarts from disk (torn tails) 0.5–2 s later; 2% loss; failover times reported.`,
+    voters: v,
+    nonMembers: 2,
+    clients: 6,
+    network: { lossRate: 0.02 },
+    netNemesis: {},
+    voterNemesis: {},
+    disk: { tornWriteRate: 0.5 },
+    skewMs: 100,
+    leaderKills: true,
+  }),
+);
+
+for (const s of [...NODE_STRONG_SCENARIOS, ...NODE_STRONG_LEADER_KILL_SCENARIOS]) registerScenario(s);

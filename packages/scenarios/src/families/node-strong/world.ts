@@ -46,6 +46,8 @@ export interface NodeStrongScenarioConfig {
   keepEntries?: number;
   /** Leadership transfers and a voter removed and re-added during the workload. */
   membership?: boolean;
+  /** The current leader crashes every 1.5–3 s and restarts 0.5–2 s later (./leader-kill.ts). */
+  leaderKills?: boolean;
   /** coord limits of the group (default coord's). */
   limits?: Partial<CoordLimits>;
   /** A node's bound on one call and on one forwarded attempt (default 3,000 and 1,000 ms). */
