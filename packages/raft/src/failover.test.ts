@@ -104,6 +104,29 @@ describe('failover on connection loss', () => {
     expect(c.get('2').node.raft.term).toBe(term + 1);
   });
 
+  it('of two campaigns that cross, only the better ranked wins its pre-vote: no split vote', () => {
+    const ids = ['1', '2', '3'];
+    const c = new Cluster({ seed: 4 });
+    for (const id of ids) c.add(id, { voters: ids });
+    c.get('1').node.campaign();
+    c.stabilize();
+    const term = c.get('1').node.raft.term;
+    c.crash('1');
+    c.get('2').node.reportDisconnect('1'); // turn 0: campaigns at once
+    c.get('3').node.reportDisconnect('1');
+    c.processReady('2');
+    c.processReady('3');
+    // 3's ticks run late and its turn comes before 2's pre-vote arrives: both campaign.
+    c.tick('3', 2);
+    c.processReady('3');
+    expect(c.get('3').node.raft.state).toBe('preCandidate');
+    c.stabilize();
+    expect(c.leaders().map((l) => l.id)).toEqual(['2']);
+    expect(c.get('2').node.raft.term).toBe(term + 1);
+    expect(c.get('3').node.raft.term).toBe(term + 1);
+    expect(c.get('3').node.raft.state).toBe('follower');
+  });
+
   it('falls back to the election timeout once the retries are spent', () => {
     const c = ledBy1();
     const term = c.get('1').node.raft.term;

@@ -77,6 +77,8 @@ export class Raft {
   private readonly votes = new Map<PeerId, boolean>();
   /** Follower: early campaigns after the leader's connection closed (see `leaderDisconnected`). */
   private readonly failover = new FailoverTimer();
+  /** The leader whose connection closed, while this member fails over from it (NONE otherwise). */
+  private failoverFrom: PeerId = NONE;
   /** Pre-votes refused as sticky lately (kept only with failoverOnDisconnect). */
   private readonly keptPreVotes = new KeptPreVotes();
   private readonly readOnly = new ReadOnlyQueue();
@@ -210,6 +212,7 @@ export class Raft {
     this.leadTransferee = NONE;
     this.timeoutNowSent = false;
     this.failover.clear();
+    this.failoverFrom = NONE;
     this.keptPreVotes.clear();
     this.appendMarks.clear();
     this.votes.clear();
@@ -347,6 +350,7 @@ export class Raft {
     // A learner, which never campaigns, keeps naming its leader until it hears from another.
     if (!this.promotable()) return;
     this.lead = NONE;
+    this.failoverFrom = peer;
     let granted = false;
     for (const m of this.keptPreVotes.take(this.ticks)) {
       const before = this.msgs.length;
@@ -362,6 +366,23 @@ export class Raft {
     this.failover.arm(delay, period, FAILOVER_ROUNDS);
     // A pre-candidate keeps its turns armed (a pre-vote resets nothing).
     if (delay === 0) this.hup(false);
+  }
+
+  /**
+   * Failing over, a pre-candidate refuses the pre-vote of a voter whose turn
+   * comes after its own unless that voter's log is strictly more up to date:
+   * of two campaigns that cross (ticks late under load, messages slow), only
+   * the best by (last log term, last index, turn) wins its pre-vote, so the
+   * votes that follow do not split.
+   */
+  private outranksInFailover(m: VoteMessage): boolean {
+    if (this.state !== 'preCandidate' || this.failoverFrom === NONE) return false;
+    const myTerm = this.log.lastTerm();
+    const myIndex = this.log.lastIndex();
+    if (m.logTerm > myTerm || (m.logTerm === myTerm && m.index > myIndex)) return false;
+    const mine = failoverTurn(this.id, this.failoverFrom, this.voters).turn;
+    const theirs = failoverTurn(m.from, this.failoverFrom, this.voters).turn;
+    return mine >= 0 && theirs > mine;
   }
 
   /** Starts an election (pre-vote first when enabled) unless conf changes await application. */
@@ -468,9 +489,10 @@ export class Raft {
 
   private handleVote(m: VoteMessage): void {
     const canVote =
-      this.vote === m.from ||
-      (this.vote === NONE && this.lead === NONE) ||
-      (m.type === 'preVote' && m.term > this.term);
+      (this.vote === m.from ||
+        (this.vote === NONE && this.lead === NONE) ||
+        (m.type === 'preVote' && m.term > this.term)) &&
+      !(m.type === 'preVote' && this.outranksInFailover(m));
     const respType = m.type === 'vote' ? 'voteResp' : 'preVoteResp';
     if (canVote && this.log.isUpToDate(m.index, m.logTerm)) {
       this.send({ type: respType, from: this.id, to: m.from, term: m.term, reject: false });
