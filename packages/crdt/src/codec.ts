@@ -284,6 +284,8 @@ function jsonText(value: JsonValue): string {
  */
 function readValue(r: ByteReader): JsonValue {
   const at = r.pos;
+  const int = readInteger(r);
+  if (int !== undefined) return int;
   const text = r.string();
   let value: JsonValue;
   try {
@@ -294,6 +296,39 @@ function readValue(r: ByteReader): JsonValue {
   if (jsonDepthExceeds(value, MAX_VALUE_DEPTH)) throw new DecodeError('value nested too deeply', at);
   if (JSON.stringify(value) !== text) throw new DecodeError('value is not in canonical JSON form', at);
   return value;
+}
+
+/**
+ * A value whose text is an integer of at most 15 digits, exactly as
+ * JSON.stringify prints it (no sign but a leading `-`, no leading zero, not
+ * `-0`), read without making its text; else undefined with `r` where it was
+ * (readValue then parses the text, and refuses what is not canonical).
+ */
+function readInteger(r: ByteReader): number | undefined {
+  const at = r.pos;
+  const len = r.uint();
+  if (len === 0 || len > 16 || len > r.remaining()) {
+    r.pos = at;
+    return undefined;
+  }
+  let c = r.u8();
+  const negative = c === 0x2d;
+  const digits = negative ? len - 1 : len;
+  if (negative && digits > 0) c = r.u8();
+  let n = c - 0x30;
+  if (digits < 1 || digits > 15 || n < 0 || n > 9 || (n === 0 && (digits > 1 || negative))) {
+    r.pos = at;
+    return undefined;
+  }
+  for (let i = 1; i < digits; i++) {
+    const d = r.u8() - 0x30;
+    if (d < 0 || d > 9) {
+      r.pos = at;
+      return undefined;
+    }
+    n = n * 10 + d;
+  }
+  return negative ? -n : n;
 }
 
 // ---------------------------------------------------------------- deltas and states

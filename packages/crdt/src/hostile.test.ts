@@ -296,6 +296,23 @@ describe('decoders keep their contract: whatever decodes re-encodes to the same 
     }
   });
 
+  it('reads integer texts without parsing them, and refuses the same spellings as the parser', () => {
+    // Integers of up to 15 digits take a path that makes no string (codec.ts readInteger).
+    for (const text of ['--1', '-01', '00', '+1', '1-', '1 ', ' 1', '12a', '0x1', '2.50', '-1e2', '1'.repeat(17)]) {
+      expect(() => decodeDelta(deltaWithValueText(text)), text).toThrow(DecodeError);
+    }
+    const ints = ['-7', '10', '-10', '123456789012345', '-123456789012345', '1234567890123456', '9007199254740991'];
+    for (const text of ints) {
+      const bytes = deltaWithValueText(text);
+      expect((decodeDelta(bytes).states[0] as Register).value, text).toBe(JSON.parse(text));
+      expect(hex(encodeDelta(decodeDelta(bytes))), text).toBe(hex(bytes));
+    }
+    for (const value of [0, 7, -1, 2 ** 53 - 1, -(2 ** 53 - 1)]) {
+      const d = decodeDelta(encodeDelta(delta([register(value)])));
+      expect(Object.is((d.states[0] as Register).value, value), String(value)).toBe(true);
+    }
+  });
+
   it('refuses a node table that names a node the body does not use', () => {
     const bytes = encodeDigest({ namespace: NS, context: new Map([['x', [1, 2]]]) });
     // version tag ns(len 2) "ns" nodes(1) "x"(len 1) ...: add a second node "y" the context never names.

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, NamespaceFullError, ValueTooLargeError } from '@parley/interface';
 import { CollectedFloors, collectableAt } from './collected.js';
 import { DotContext, subtractRanges } from './context.js';
-import { lowerBound, type OriginIndex, settle } from './dot-index.js';
+import { DotIndex } from './dot-index.js';
 import { compareHlc, HLC_ZERO, type Hlc, HybridLogicalClock } from './hlc.js';
 import { normalizeJson, utf8Length, wellFormedUtf8Length } from './json.js';
 import {
@@ -21,6 +21,7 @@ import { PendingDeltas } from './pending.js';
 import { addToShare } from './pn-counter.js';
 import { Register } from './register.js';
 import { type GcOptions, type NamespaceReplicaOptions, resolveReplicaOptions } from './replica-options.js';
+import { installFresh } from './restore.js';
 import type {
   CounterShare,
   Delta,
@@ -81,8 +82,7 @@ export class NamespaceReplica {
 
   private readonly states = new Map<string, KeyState>();
   private readonly ctx = new DotContext();
-  private readonly index = new Map<string, OriginIndex>();
-  private indexSize = 0;
+  private readonly index = new DotIndex();
   private liveDots = 0;
   private localSeq = 0;
   private tombstoneCount = 0;
@@ -489,6 +489,50 @@ export class NamespaceReplica {
     return rejected;
   }
 
+  /**
+   * Rebuilds a replica that holds nothing yet from its own durable records, in
+   * the order they were applied: the same replica as
+   * `merge(d, nowMs, { checked: true, ignoreDeps: true })` of each in turn
+   * builds, but a fresh register or tombstone (restore.ts) goes straight into
+   * the state map, dot index and context; a snapshot written in dot order is
+   * all fresh. Only for deltas this replica checked when it wrote them and
+   * read back under a checksum that passed (never bytes from a peer).
+   * InvalidArgumentError when the replica is not empty, the time is bad or a
+   * delta belongs to another namespace (nothing of that delta is applied).
+   */
+  restore(deltas: readonly Delta[], nowMs: number): void {
+    if (this.states.size > 0 || this.ctx.size().origins > 0 || this.pending.size > 0 || this.prepared.size > 0) {
+      throw new InvalidArgumentError(`restore into replica '${this.replicaId}', which is not empty`);
+    }
+    if (!Number.isSafeInteger(nowMs) || nowMs < 0)
+      throw new InvalidArgumentError('nowMs must be a non-negative integer');
+    const target = {
+      states: this.states,
+      ctx: this.ctx,
+      index: this.index,
+      clock: this.clock,
+      tombstoneGraceMs: this.tombstoneGraceMs,
+    };
+    const join = (state: KeyState) => {
+      if (!this.seenAll(state)) this.joinState(state, nowMs);
+    };
+    for (const delta of deltas) {
+      if (delta.namespace !== this.namespace) {
+        throw new InvalidArgumentError(`delta of namespace '${delta.namespace}' merged into '${this.namespace}'`);
+      }
+      if (delta.states.some((s) => maxWallOf(s) - nowMs > this.clock.maxClockDriftMs)) {
+        // Some state is refused for drift: the general path counts it and keeps the context out.
+        this.applyDelta(delta, nowMs, []);
+        continue;
+      }
+      const installed = installFresh(target, delta.states, nowMs, join);
+      this.liveDots += installed.dots;
+      this.tombstoneCount += installed.tombstones;
+      this.ctx.addAll(delta.context);
+      this.localSeq = Math.max(this.localSeq, this.ctx.maxSeq(this.replicaId));
+    }
+  }
+
   /** Merge without the deps rule; returns the refused states and the delta as applied. */
   private applyDelta(delta: Delta, nowMs: number, changedKeys: string[]): { rejectedStates: number; record: Delta } {
     let rejectedStates = 0;
@@ -548,18 +592,9 @@ export class NamespaceReplica {
     const missing = this.ctx.minus(remote.context);
     const keys = new Set<string>();
     for (const [node, ranges] of missing) {
-      const idx = this.index.get(node);
-      if (!idx) continue;
-      settle(idx);
-      const { seqs } = idx;
-      for (let r = 0; r < ranges.length; r += 2) {
-        const lo = ranges[r] as number;
-        const hi = ranges[r + 1] as number;
-        for (let i = lowerBound(seqs, lo); i < seqs.length && (seqs[i] as number) <= hi; i++) {
-          const key = idx.keys[i] as string;
-          if (holdsDot(this.states.get(key), node, seqs[i] as number)) keys.add(key);
-        }
-      }
+      this.index.scan(node, ranges, (key, seq) => {
+        if (holdsDot(this.states.get(key), node, seq)) keys.add(key);
+      });
     }
     const states: KeyState[] = [];
     for (const key of keys) states.push(this.states.get(key) as KeyState);
@@ -746,13 +781,13 @@ export class NamespaceReplica {
     } else {
       this.addDot(key, next.node, next.seq, prev);
     }
-    if (this.indexSize > 2 * this.liveDots + 1024) this.rebuildIndex();
+    this.maybeCompactIndex();
   }
 
   private addDot(key: string, node: string, seq: number, prev: KeyState | undefined): void {
     this.liveDots++;
     this.ctx.add(node, seq);
-    if (!holdsDot(prev, node, seq)) this.indexDot(node, seq, key);
+    if (!holdsDot(prev, node, seq)) this.index.add(node, seq, key);
   }
 
   /**
@@ -780,36 +815,8 @@ export class NamespaceReplica {
     this.liveDots -= prev.type === 'counter' ? prev.shares.size : 1;
   }
 
-  private indexDot(node: string, seq: number, key: string): void {
-    let idx = this.index.get(node);
-    if (!idx) {
-      idx = { seqs: [], keys: [], tailSeqs: [], tailKeys: [] };
-      this.index.set(node, idx);
-    }
-    const last = idx.seqs.length > 0 ? (idx.seqs[idx.seqs.length - 1] as number) : 0;
-    if (idx.tailSeqs.length === 0 && seq > last) {
-      idx.seqs.push(seq);
-      idx.keys.push(key);
-    } else {
-      idx.tailSeqs.push(seq);
-      idx.tailKeys.push(key);
-      // Keep the unsorted tail small relative to the sorted part.
-      if (idx.tailSeqs.length > 1024 && idx.tailSeqs.length * 8 > idx.seqs.length) settle(idx);
-    }
-    this.indexSize++;
-  }
-
   /** Rebuilds the dot index when superseded dots outnumber live ones. */
   private maybeCompactIndex(): void {
-    if (this.indexSize > 2 * this.liveDots + 1024) this.rebuildIndex();
-  }
-
-  private rebuildIndex(): void {
-    this.index.clear();
-    this.indexSize = 0;
-    const all: Array<[string, number, string]> = [];
-    for (const [key, state] of this.states) forEachDot(state, (node, seq) => all.push([node, seq, key]));
-    all.sort((a, b) => a[1] - b[1]);
-    for (const [node, seq, key] of all) this.indexDot(node, seq, key);
+    if (this.index.size > 2 * this.liveDots + 1024) this.index.rebuild(this.states);
   }
 }

@@ -132,9 +132,9 @@ export class LocalReplica implements CommitSource {
     this.current = this.newReplica(this.store.meta.incarnation);
     const at = Math.max(now, loaded.maxWallMs);
     // The node's own records, checked when written and read back under a checksum that passed
-    // (a record whose checksum fails never gets here): merged without checking them again.
+    // (a record whose checksum fails never gets here): restored without checking them again.
     // Each was applied before the crash, in this order: replayed without waiting for causal deps.
-    for (const d of loaded.deltas) this.current.merge(d, at, { checked: true, ignoreDeps: true });
+    this.current.restore(loaded.deltas, at);
   }
 
   /** True when the incarnation rule requires a new replica id. */

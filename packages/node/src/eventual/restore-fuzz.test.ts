@@ -4,10 +4,15 @@
  * fails is dropped. Fuzzed here: records torn (cut short) or corrupted (a byte
  * changed) on the disk between two runs; the node must open, count the record
  * as torn, and read only values that were written to each key, never garbage.
+ * The replica restored in bulk (NamespaceReplica.restore) must also equal the
+ * general merge of the records that survived.
  */
+import { encodeState, NamespaceReplica } from '@parley/crdt';
 import { SeededRandom } from '@parley/interface';
+import { MemoryKVStorage } from '@parley/storage';
 import { describe, expect, it } from 'vitest';
 import { memoryCluster } from '../testing/testkit.js';
+import { loadNamespace } from './persist.js';
 
 const KEYS = 40;
 
@@ -44,10 +49,24 @@ describe('eventual restore with torn and corrupted records', () => {
         damaged[at] = (damaged[at] as number) ^ (1 + rnd.int(255));
         disk.set(victim, damaged);
       }
+      const kv = new MemoryKVStorage({ disk });
+      const loaded = await loadNamespace(kv, 'fuzz');
+      await kv.close();
       const again = await c.start('a', options);
       const ns2 = again.eventual('fuzz');
       await ns2.get('k0');
       expect(again.eventualModule.namespace('fuzz').counters.tornRecords, `round ${round}`).toBe(1);
+      const restored = again.eventualModule.namespace('fuzz').replica;
+      const general = new NamespaceReplica({
+        namespace: 'fuzz',
+        replicaId: restored.replicaId,
+        tombstoneGraceMs: restored.tombstoneGraceMs,
+        maxTtlSeconds: restored.maxTtlSeconds,
+      });
+      for (const d of loaded.deltas) general.merge(d, loaded.maxWallMs, { checked: true, ignoreDeps: true });
+      expect(Buffer.from(encodeState(restored.state())).toString('hex'), `round ${round}`).toBe(
+        Buffer.from(encodeState(general.state())).toString('hex'),
+      );
       for (let k = 0; k < KEYS; k++) {
         const e = ns2.peek(`k${k}`);
         if (e !== undefined)
