@@ -17,11 +17,11 @@ import {
   sortShares,
 } from './key-state.js';
 import { MAX_DEPS, MAX_SEQ } from './limits.js';
-import { PendingDeltas } from './pending.js';
+import { depsCovered, PendingDeltas } from './pending.js';
 import { addToShare } from './pn-counter.js';
 import { Register } from './register.js';
 import { type GcOptions, type NamespaceReplicaOptions, resolveReplicaOptions } from './replica-options.js';
-import { installFresh } from './restore.js';
+import { restoreRecords } from './restore.js';
 import type {
   CounterShare,
   Delta,
@@ -53,7 +53,6 @@ export {
 } from './replica-options.js';
 
 const EMPTY_RANGES: DotRanges = new Map();
-const EMPTY_DEPS: Deps = new Map();
 
 /** Canonical order of key states in deltas and encodings: by key. */
 function byKey(a: KeyState, b: KeyState): number {
@@ -397,30 +396,6 @@ export class NamespaceReplica {
     return true;
   }
 
-  /**
-   * Whether a delta's deps are covered by the context together with the dots
-   * the delta brings itself (its states' and its extra context's): an
-   * overwrite depends on its writer's prefix frontier, which names the very
-   * write it supersedes, and must not wait for a copy of that write (its
-   * causal past is in the deps too).
-   */
-  private coversDeltaDeps(delta: Delta): boolean {
-    for (const [origin, seq] of delta.deps ?? EMPTY_DEPS) {
-      if (this.ctx.coversPrefix(origin, seq)) continue;
-      const c = new DotContext();
-      const mine = this.ctx.rangesOf(origin);
-      for (let i = 0; i < mine.length; i += 2) c.addRange(origin, mine[i] as number, mine[i + 1] as number);
-      const extra = delta.context.get(origin) ?? [];
-      for (let i = 0; i < extra.length; i += 2) c.addRange(origin, extra[i] as number, extra[i + 1] as number);
-      for (const s of delta.states)
-        forEachDot(s, (node, dot) => {
-          if (node === origin) c.add(node, dot);
-        });
-      if (!c.coversPrefix(origin, seq)) return false;
-    }
-    return true;
-  }
-
   /** The raw state of one key (including tombstones and expired entries), for tests and tools. */
   stateOf(key: string): KeyState | undefined {
     return this.states.get(key);
@@ -451,7 +426,7 @@ export class NamespaceReplica {
     if (!Number.isSafeInteger(nowMs) || nowMs < 0)
       throw new InvalidArgumentError('nowMs must be a non-negative integer');
     const changedKeys: string[] = [];
-    if (delta.deps !== undefined && options?.ignoreDeps !== true && !this.coversDeltaDeps(delta)) {
+    if (delta.deps !== undefined && options?.ignoreDeps !== true && !depsCovered(this.ctx, delta)) {
       // Invisible until the deps are covered: not applied, its dots not in the context.
       if (!delta.states.every((s) => this.seenAll(s))) this.pending.hold(delta);
       return { changedKeys, rejectedStates: 0, held: true };
@@ -478,7 +453,7 @@ export class NamespaceReplica {
           this.pending.remove(d);
           continue;
         }
-        if (d.deps !== undefined && !this.coversDeltaDeps(d)) continue;
+        if (d.deps !== undefined && !depsCovered(this.ctx, d)) continue;
         this.pending.remove(d);
         const applied = this.applyDelta(d, nowMs, changedKeys);
         rejected += applied.rejectedStates;
@@ -506,31 +481,27 @@ export class NamespaceReplica {
     }
     if (!Number.isSafeInteger(nowMs) || nowMs < 0)
       throw new InvalidArgumentError('nowMs must be a non-negative integer');
-    const target = {
-      states: this.states,
-      ctx: this.ctx,
-      index: this.index,
-      clock: this.clock,
-      tombstoneGraceMs: this.tombstoneGraceMs,
-    };
-    const join = (state: KeyState) => {
-      if (!this.seenAll(state)) this.joinState(state, nowMs);
-    };
-    for (const delta of deltas) {
-      if (delta.namespace !== this.namespace) {
-        throw new InvalidArgumentError(`delta of namespace '${delta.namespace}' merged into '${this.namespace}'`);
-      }
-      if (delta.states.some((s) => maxWallOf(s) - nowMs > this.clock.maxClockDriftMs)) {
-        // Some state is refused for drift: the general path counts it and keeps the context out.
-        this.applyDelta(delta, nowMs, []);
-        continue;
-      }
-      const installed = installFresh(target, delta.states, nowMs, join);
-      this.liveDots += installed.dots;
-      this.tombstoneCount += installed.tombstones;
-      this.ctx.addAll(delta.context);
-      this.localSeq = Math.max(this.localSeq, this.ctx.maxSeq(this.replicaId));
-    }
+    restoreRecords(
+      {
+        namespace: this.namespace,
+        states: this.states,
+        ctx: this.ctx,
+        index: this.index,
+        clock: this.clock,
+        tombstoneGraceMs: this.tombstoneGraceMs,
+        join: (state) => {
+          if (!this.seenAll(state)) this.joinState(state, nowMs);
+        },
+        applyDelta: (delta) => this.applyDelta(delta, nowMs, []),
+        installed: (dots, tombstones) => {
+          this.liveDots += dots;
+          this.tombstoneCount += tombstones;
+          this.localSeq = Math.max(this.localSeq, this.ctx.maxSeq(this.replicaId));
+        },
+      },
+      deltas,
+      nowMs,
+    );
   }
 
   /** Merge without the deps rule; returns the refused states and the delta as applied. */

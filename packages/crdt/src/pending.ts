@@ -7,6 +7,8 @@
  * dropped (anti-entropy brings its states back later, closed under their
  * dependencies), and the drop is counted.
  */
+import { DotContext } from './context.js';
+import { forEachDot } from './key-state.js';
 import type { Delta } from './types.js';
 
 /** Deltas held for their causal dependencies, at most, by default (the oldest is dropped beyond). */
@@ -66,4 +68,29 @@ export class PendingDeltas {
     this.held.clear();
     this.states = 0;
   }
+}
+
+/**
+ * Whether a delta's deps are covered by `ctx` together with the dots the
+ * delta brings itself (its states' and its extra context's): an overwrite
+ * depends on its writer's prefix frontier, which names the very write it
+ * supersedes, and must not wait for a copy of that write (its causal past
+ * is in the deps too).
+ */
+export function depsCovered(ctx: DotContext, delta: Delta): boolean {
+  if (delta.deps === undefined) return true;
+  for (const [origin, seq] of delta.deps) {
+    if (ctx.coversPrefix(origin, seq)) continue;
+    const c = new DotContext();
+    const mine = ctx.rangesOf(origin);
+    for (let i = 0; i < mine.length; i += 2) c.addRange(origin, mine[i] as number, mine[i + 1] as number);
+    const extra = delta.context.get(origin) ?? [];
+    for (let i = 0; i < extra.length; i += 2) c.addRange(origin, extra[i] as number, extra[i + 1] as number);
+    for (const s of delta.states)
+      forEachDot(s, (node, dot) => {
+        if (node === origin) c.add(node, dot);
+      });
+    if (!c.coversPrefix(origin, seq)) return false;
+  }
+  return true;
 }
