@@ -144,13 +144,19 @@ export class ParleyCluster {
     await this.voters[i]?.kill();
   }
 
+  /**
+   * Closes every process cleanly (so a `node --cpu-prof` run writes each
+   * child's profile), killing what has not exited within 3 s.
+   */
   async close(): Promise<void> {
     const client = this.client;
     if (client && client.exitCode === null && !client.signalCode) {
       const exited = new Promise<void>((r) => client.once('exit', () => r()));
-      client.kill('SIGKILL');
+      const timer = setTimeout(() => client.kill('SIGKILL'), 3_000);
+      client.send({ type: 'close' });
       await exited;
+      clearTimeout(timer);
     }
-    await Promise.allSettled(this.voters.map((p) => p?.kill()));
+    await Promise.allSettled(this.voters.map((p) => p?.close(3_000)));
   }
 }

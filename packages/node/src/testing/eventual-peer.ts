@@ -17,6 +17,7 @@ export interface EventualPeerConfig {
   bootstrap: string[];
   psk?: string;
   namespaces: string[];
+  /** Anti-entropy period; the node's default (5 s) when absent. */
   antiEntropyMs?: number;
 }
 
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
       listen: config.listen,
       bootstrap: config.bootstrap,
       ...(config.psk ? { psk: config.psk } : {}),
-      eventual: { antiEntropyMs: config.antiEntropyMs ?? 1_000 },
+      eventual: config.antiEntropyMs === undefined ? {} : { antiEntropyMs: config.antiEntropyMs },
       logger: { debug() {}, info() {}, warn() {}, error() {} },
     }),
   );
