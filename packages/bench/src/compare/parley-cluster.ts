@@ -144,6 +144,12 @@ export class ParleyCluster {
     await this.voters[i]?.kill();
   }
 
+  /** Freezes (SIGSTOP) or thaws (SIGCONT) voter `i`: its sockets stay open meanwhile. */
+  signal(i: number, sig: 'SIGSTOP' | 'SIGCONT'): void {
+    const pid = this.voters[i]?.child.pid;
+    if (pid !== undefined) process.kill(pid, sig);
+  }
+
   /**
    * Closes every process cleanly (so a `node --cpu-prof` run writes each
    * child's profile), killing what has not exited within 3 s.
