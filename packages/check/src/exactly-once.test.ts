@@ -65,6 +65,8 @@ describe('exactly-once checker', () => {
         answer('t2', 'cas', { ok: true, version: 'c' }),
         answer('t3', 'acquire', { ok: true, fence: 1 }),
         answer('t4', 'set', { ok: false, code: 'invalid_argument' }),
+        // A CAS failed at a read point, never logged: no execution, and none owed.
+        answer('t5', 'cas', { ok: false, code: 'version_mismatch' }),
       ],
     );
     expect(r.violations.map((v) => `${v.type} ${v.tag}`)).toEqual([

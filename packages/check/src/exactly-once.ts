@@ -10,7 +10,11 @@
  *   lost to its own value);
  * - an answer from the state machine (a value, or an error code such as
  *   `key_already_exists` or `version_mismatch`) is the answer of the call's
- *   execution (`answer-mismatch`), and there is one (`answered-unapplied`).
+ *   execution (`answer-mismatch`), and there is one (`answered-unapplied`) —
+ *   except a `version_mismatch`, which a leader may give a CAS at a read
+ *   point without logging it (docs/guarantees.md, "A CAS that is sure to
+ *   fail"): a failure that changed nothing; the linearizability checkers
+ *   judge whether it was right.
  *
  * Indeterminate answers (`timeout`, `outcome_unknown`, …) promise nothing
  * about the outcome and are not compared, but their calls still count for
@@ -128,6 +132,7 @@ export function checkExactlyOnce(
     if (!answered.ok && INDETERMINATE_CODES.has(answered.code)) continue;
     const applied = byTag.get(a.tag)?.[0]?.outcome;
     if (applied === undefined) {
+      if (!answered.ok && answered.code === 'version_mismatch') continue; // failed at a read point, unlogged
       add({ type: 'answered-unapplied', tag: a.tag, client: a.client, f: a.f, answered });
       continue;
     }
