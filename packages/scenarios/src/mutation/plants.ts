@@ -363,7 +363,7 @@ export const PLANTS: readonly Plant[] = [
     gap: 'eventual sessions: causal delivery',
     bug: "a replica applies a delta at once, without waiting until it covers the delta's causal deps",
     pkg: 'crdt',
-    find: 'if (delta.deps !== undefined && options?.ignoreDeps !== true && !this.coversDeltaDeps(delta)) {',
+    find: 'if (delta.deps !== undefined && options?.ignoreDeps !== true && !depsCovered(this.ctx, delta)) {',
     replace: 'if (false) {',
     module: 'node-eventual/sessions',
     scenario: 'node-eventual-5-sessions',
