@@ -88,6 +88,15 @@ export class CoordStateMachine {
   }
 
   /**
+   * The version stored for namespace/key in this state, expired or not
+   * (undefined: none stored). A token stored at an applied state was minted
+   * at a committed log position, and no later write mints it again.
+   */
+  storedVersion(namespace: string, key: string): string | undefined {
+    return this.s.namespaces.get(namespace)?.get(key)?.version;
+  }
+
+  /**
    * Whether `apply` would answer `command` from its session's remembered
    * results (a retry appended to the log again): applying it changes nothing.
    */

@@ -22,7 +22,7 @@ function countingAdapter(): StrongAdapter & { calls: number } {
     },
     async cas() {
       a.calls++;
-      return a.calls % 2 === 0 ? null : String(a.calls);
+      return { won: a.calls % 2 !== 0, version: String(a.calls) };
     },
     async claim() {
       a.calls++;

@@ -15,9 +15,16 @@ export function etcdAdapter(client: Etcd3): StrongAdapter {
       return (await client.get(key).exec()).kvs[0]?.mod_revision ?? '0';
     },
     async cas(key, value, version) {
-      const r = await client.if(key, 'Mod', '==', version).then(client.put(key).value(value)).commit();
-      if (!r.succeeded) return null;
-      return r.header.revision; // the put's mod_revision is the txn's revision
+      const r = await client
+        .if(key, 'Mod', '==', version)
+        .then(client.put(key).value(value))
+        .else(client.get(key))
+        .commit();
+      // Won: the put's mod_revision is the txn's revision. Lost: the else-branch get's.
+      if (r.succeeded) return { won: true, version: r.header.revision };
+      const kv = r.responses[0]?.response_range?.kvs[0];
+      if (kv === undefined) throw new Error(`CAS on '${key}' lost to a delete`);
+      return { won: false, version: kv.mod_revision };
     },
     async claim(key, value) {
       const r = await client.if(key, 'Create', '==', 0).then(client.put(key).value(value)).commit();

@@ -46,9 +46,10 @@ function adapterFor(prefix: string): StrongAdapter {
     },
     async cas(key, value, version) {
       try {
-        return (await ns.set(key, value, { ifVersion: version })).version;
+        return { won: true, version: (await ns.set(key, value, { ifVersion: version })).version };
       } catch (err) {
-        if (isParleyError(err, 'version_mismatch')) return null;
+        const actual = isParleyError(err, 'version_mismatch') ? err.details.actual : undefined;
+        if (typeof actual === 'string') return { won: false, version: actual };
         throw err;
       }
     },

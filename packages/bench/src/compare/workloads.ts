@@ -9,8 +9,12 @@ export interface StrongAdapter {
   put(key: string, value: string): Promise<void>;
   /** The key's current version token (Parley version / etcd mod_revision), creating it when absent. */
   version(key: string): Promise<string>;
-  /** Compare-and-swap: the new version, or null on a version mismatch. */
-  cas(key: string, value: string, version: string): Promise<string | null>;
+  /**
+   * Compare-and-swap: won with the new version, or lost with the key's
+   * version the loss carried (Parley's `details.actual`, etcd's else-branch
+   * get in the same transaction), so that a retry needs no read.
+   */
+  cas(key: string, value: string, version: string): Promise<{ won: boolean; version: string }>;
   /** Create-only: true when this call created the key. */
   claim(key: string, value: string): Promise<boolean>;
   /** One lock acquire + release by `owner`; `contended` = others want the same lock. */
@@ -79,13 +83,9 @@ export async function runStrongTask(a: StrongAdapter, t: StrongTask): Promise<St
           let n = 0;
           while (performance.now() < end && ops + retries < max) {
             const next = await a.cas(key, `${c}:${++n}`, version);
-            if (next === null) {
-              retries++;
-              version = await a.version(key);
-            } else {
-              ops++;
-              version = next;
-            }
+            if (next.won) ops++;
+            else retries++;
+            version = next.version;
           }
         }),
       );

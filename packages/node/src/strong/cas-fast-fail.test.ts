@@ -100,4 +100,52 @@ describe('a CAS sure to fail', () => {
     const others = VOTERS.filter((v) => v !== leader.id).map((v) => g.member(v) as TestMember);
     await g.waitForLeader(5_000, others);
   });
+
+  it('CASes behind a pending write of their key wait for it, then fail: one entry', async () => {
+    const { leader, cas, clientId } = await three();
+    const r = leader.module.replica;
+    const set = (seq: number, value: number, ifVersion?: string): Omit<Command, 'nowMs'> => ({
+      clientId,
+      seq,
+      op: { type: 'set', namespace: 'c', key: 'hot', value, ...(ifVersion === undefined ? {} : { ifVersion }) },
+    });
+    const v1 = version(await r.submit(set(1, 1)).promise);
+    // Sixteen clients with the same version at once: the first is proposed, fifteen wait behind it.
+    const all = Array.from({ length: 16 }, (_, i) => r.submit(set(2 + i, 10 + i, v1)).promise);
+    expect(r.casHold.holds).toBe(15);
+    const results = await Promise.all(all);
+    const won = results.filter((x) => x.ok);
+    expect(won).toHaveLength(1);
+    const v2 = version(won[0] as CommandResult);
+    for (const x of results.filter((y) => !y.ok)) {
+      expect(x).toMatchObject({ ok: false, error: { code: 'version_mismatch', details: { actual: v2 } } });
+    }
+    expect(r.fastFailed).toBe(15);
+    expect(r.supersededFailed).toBe(15); // their version was current when held: no read point either
+    expect(cas.map((c) => c.seq)).toEqual([2]); // the fifteen losers are in no log
+  });
+
+  it('a CAS held when its leader steps down fails not_leader, unsent, and was never proposed', async () => {
+    const { g, leader, cas, clientId } = await three();
+    const r = leader.module.replica;
+    const op = (value: number, ifVersion?: string) => ({
+      type: 'set' as const,
+      namespace: 'c',
+      key: 'k',
+      value,
+      ...(ifVersion === undefined ? {} : { ifVersion }),
+    });
+    const v1 = version(await r.submit({ clientId, seq: 1, op: op(1) }).promise);
+    g.network.partition(
+      [leader.id],
+      VOTERS.filter((v) => v !== leader.id),
+    );
+    const first = r.submit({ clientId, seq: 2, op: op(2, v1) }).promise.catch((e: unknown) => e);
+    const held = r.submit({ clientId, seq: 3, op: op(3, v1) }).promise.catch((e: unknown) => e);
+    expect(r.casHold.holds).toBe(1);
+    const err = await held;
+    expect(isParleyError(err, 'not_leader') && err.details.unsent).toBe(true);
+    expect(isParleyError(await first, 'not_leader')).toBe(true);
+    expect(cas.some((c) => c.seq === 3)).toBe(false);
+  });
 });

@@ -38,6 +38,7 @@ import {
 import { type ConfChange, RaftDriver, type SoftState, type Status } from '@parley/raft';
 import type { StrongChange } from '../api.js';
 import type { NodeContext, NodeStorage } from '../context.js';
+import { CasHold } from './cas-hold.js';
 import { ChangeLog } from './changes.js';
 import type { ResolvedStrongOptions } from './options.js';
 
@@ -127,12 +128,16 @@ export class StrongReplica {
   snapshotsTaken = 0;
   /** Conditional writes answered as failed at a read point, with no log entry (`failFast`). */
   fastFailed = 0;
+  /** Of those, held CASes whose version a write ahead of them superseded, answered with no read point. */
+  supersededFailed = 0;
   snapshotsRestored = 0;
   /** Namespaces that may hold entries (from snapshots and applied writes), for status. */
   readonly namespaceNames = new Set<string>();
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly regWaiters = new Map<number, Waiter>();
   private readonly reads = new Map<string, PendingRead>();
+  /** CASes waiting for a write of their key to apply (./cas-hold.ts). */
+  readonly casHold = new CasHold();
   private readyReads: PendingRead[] = [];
   private readonly applyListeners = new Set<() => void>();
   private readonly faultListeners = new Set<(err: unknown) => void>();
@@ -270,6 +275,46 @@ export class StrongReplica {
   submit(command: Omit<Command, 'nowMs'>, attempt: { retry?: boolean } = {}): Pending<CommandResult> {
     this.requireLeader();
     const retry = attempt.retry === true;
+    if (this.options.failFastCas !== false && this.casHold.wants(command, retry)) {
+      const op = command.op as Extract<Operation, { type: 'set' }>;
+      const wasCurrent = this.sm.storedVersion(op.namespace, op.key) === op.ifVersion;
+      return this.casHold.hold(command, () => this.released(command, retry, wasCurrent));
+    }
+    return this.sendOn(command, retry);
+  }
+
+  /**
+   * A held CAS goes on once the writes of its key ahead of it applied. When
+   * its version was the key's stored version as it was held (minted at a
+   * committed position) and is not the key's stored version now, it fails
+   * at once, with no read point: that token is gone for good, at this
+   * committed state and at every state after it, and the cluster's state
+   * when this answer leaves is one of those. Else it goes as any CAS does
+   * (docs/guarantees.md, "A CAS that is sure to fail").
+   */
+  private released(command: Omit<Command, 'nowMs'>, retry: boolean, wasCurrent: boolean): Pending<CommandResult> {
+    this.requireLeader();
+    const op = command.op as Extract<Operation, { type: 'set' }>;
+    if (wasCurrent && !this.proposedHere(command) && this.sm.storedVersion(op.namespace, op.key) !== op.ifVersion) {
+      const doomed = this.sm.doomed(command, { nowMs: this.stampMs(), retry });
+      if (doomed !== undefined) {
+        this.fastFailed++;
+        this.supersededFailed++;
+        this.hooks.onFailedFast?.(command, doomed);
+        return { promise: Promise.resolve(doomed), cancel() {} };
+      }
+    }
+    return this.sendOn(command, retry);
+  }
+
+  /** Whether a proposal of `command`'s session and seq is pending on this leader. */
+  private proposedHere(command: Omit<Command, 'nowMs'>): boolean {
+    return command.clientId !== undefined && this.waiters.has(`${command.clientId}/${command.seq}`);
+  }
+
+  /** A command past the hold: failed at a read point when sure to fail, else proposed. */
+  private sendOn(command: Omit<Command, 'nowMs'>, retry: boolean): Pending<CommandResult> {
+    this.requireLeader();
     if (this.failsFast(command, retry)) return this.failFast(command, retry);
     return this.propose(command);
   }
@@ -283,7 +328,7 @@ export class StrongReplica {
    */
   private failsFast(command: Omit<Command, 'nowMs'>, retry: boolean): boolean {
     if (this.options.failFastCas === false) return false;
-    if (command.clientId !== undefined && this.waiters.has(`${command.clientId}/${command.seq}`)) return false;
+    if (this.proposedHere(command)) return false;
     if (this.reads.size + this.readyReads.length >= MAX_PENDING_READS) return false;
     return this.sm.doomed(command, { nowMs: this.stampMs(), retry }) !== undefined;
   }
@@ -348,6 +393,7 @@ export class StrongReplica {
       if (key !== undefined) this.removeWaiter(key, waiter);
       throw err;
     }
+    this.casHold.noteProposed(pos.index, command.op);
     if (isRegister) {
       waiter.term = pos.term;
       this.regWaiters.set(pos.index, waiter);
@@ -497,7 +543,10 @@ export class StrongReplica {
   // ---------------------------------------------------------------- apply
 
   private apply(entries: readonly RaftEntry[]): void {
+    const released: string[] = [];
     for (const e of entries) {
+      const freed = this.casHold.applied(e.index);
+      if (freed !== undefined) released.push(freed);
       if (e.type !== 'normal' || e.data.byteLength === 0) continue; // Raft's own entries carry no command
       const pos = { index: e.index, term: e.term };
       let command: Command | undefined;
@@ -535,6 +584,8 @@ export class StrongReplica {
       }
     }
     this.serveReadyReads();
+    // CASes held behind a write of their key go on, judged on the state after it.
+    if (this.leading) for (const k of released) this.casHold.release(k);
     for (const l of [...this.applyListeners]) l();
     this.ctx.events.emit('raft:apply-lag', { entries: Math.max(0, this.driver.probe.committed - this.appliedThrough) });
     const due =
@@ -655,6 +706,7 @@ export class StrongReplica {
     this.readyReads = [];
     for (const w of [...waiters, ...regs]) w.reject(err);
     for (const r of reads) r.reject(err);
+    this.casHold.dropAll(refused(this.leaderHint()));
   }
 
   /**
