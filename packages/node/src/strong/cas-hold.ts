@@ -13,7 +13,7 @@
  * fails `not_leader` as unsent, and the client may send it again.
  */
 import type { Command, CommandResult, Operation } from '@parley/coord';
-import type { Pending } from './replica.js';
+import type { Pending } from './pending.js';
 
 /** CASes held on one leader at most; past it a CAS is proposed at once. */
 export const MAX_HELD_CAS = 1024;

@@ -41,6 +41,7 @@ import type { NodeContext, NodeStorage } from '../context.js';
 import { CasHold } from './cas-hold.js';
 import { ChangeLog } from './changes.js';
 import type { ResolvedStrongOptions } from './options.js';
+import type { Pending } from './pending.js';
 
 /** What a member takes from its process: seams only (a `NodeContext` is one). */
 export type MemberSeams = Pick<
@@ -109,11 +110,7 @@ interface PendingRead {
   confirmedAtMs: number;
 }
 
-/** A pending answer and how to stop waiting for it. */
-export interface Pending<T> {
-  promise: Promise<T>;
-  cancel(err: unknown): void;
-}
+export type { Pending } from './pending.js';
 
 const LOCK_WAITING = 'lock_waiting';
 
