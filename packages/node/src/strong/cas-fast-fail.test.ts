@@ -148,4 +148,26 @@ describe('a CAS sure to fail', () => {
     expect(isParleyError(await first, 'not_leader')).toBe(true);
     expect(cas.some((c) => c.seq === 3)).toBe(false);
   });
+
+  it('a held CAS whose version this leader never stored still fails only at a read point', async () => {
+    const { leader, cas, clientId } = await three();
+    const r = leader.module.replica;
+    const op = (value: number, ifVersion?: string) => ({
+      type: 'set' as const,
+      namespace: 'c',
+      key: 'k',
+      value,
+      ...(ifVersion === undefined ? {} : { ifVersion }),
+    });
+    await r.submit({ clientId, seq: 1, op: op(1) }).promise;
+    const ahead = r.submit({ clientId, seq: 2, op: op(2) }).promise;
+    // A token this leader never stored (a successor may have minted it): not gone for good here.
+    const held = r.submit({ clientId, seq: 3, op: op(3, 'minted-elsewhere') }).promise;
+    expect(r.casHold.holds).toBe(1);
+    await ahead;
+    expect(await held).toMatchObject({ ok: false, error: { code: 'version_mismatch' } });
+    expect(r.fastFailed).toBe(1);
+    expect(r.supersededFailed).toBe(0); // it went to the read point
+    expect(cas).toEqual([]);
+  });
 });

@@ -43,6 +43,7 @@ function casOf(command: Omit<Command, 'nowMs'>, retry: boolean): SetOp | undefin
   return op;
 }
 
+/** One leader's held CASes, and the writes of its own in flight they wait for, per key. */
 export class CasHold {
   /** This leader's proposed writes not yet applied: log index → key. */
   private readonly proposed = new Map<number, string>();
