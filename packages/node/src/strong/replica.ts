@@ -84,8 +84,11 @@ export interface ReplicaHooks {
   onRestore?(index: number): void;
   /** A read answered by `read`: `confirmMs` from its request to its read point (0: within the millisecond, the lease). */
   onReadServed?(confirmMs: number): void;
-  /** A CAS answered as failed at a read point, with no log entry (`failFast`). */
-  onFailedFast?(command: Omit<Command, 'nowMs'>, result: CommandResult): void;
+  /**
+   * A CAS answered as failed with no log entry: at a read point (`failFast`),
+   * or held behind a write that superseded its version (`released`).
+   */
+  onFailedFast?(command: Omit<Command, 'nowMs'>, result: CommandResult, how: 'read-point' | 'superseded'): void;
   /** A serializable or bounded read answered from this member's state, applied through `index`. */
   onLocalRead?(op: Operation, index: number, result: CommandResult): void;
 }
@@ -297,7 +300,7 @@ export class StrongReplica {
       if (doomed !== undefined) {
         this.fastFailed++;
         this.supersededFailed++;
-        this.hooks.onFailedFast?.(command, doomed);
+        this.hooks.onFailedFast?.(command, doomed, 'superseded');
         return { promise: Promise.resolve(doomed), cancel() {} };
       }
     }
@@ -349,7 +352,7 @@ export class StrongReplica {
       if (cancelled) return;
       if (doomed !== undefined) {
         this.fastFailed++;
-        this.hooks.onFailedFast?.(command, doomed);
+        this.hooks.onFailedFast?.(command, doomed, 'read-point');
         settle.resolve(doomed);
         return;
       }

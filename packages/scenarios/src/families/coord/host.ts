@@ -41,7 +41,7 @@ export interface CoordHostOptions {
    */
   onReadServed?(host: PeerId, lease: boolean): void;
   /** A CAS this host answered as failed at a read point, without the log. */
-  onFailedFast?(host: PeerId): void;
+  onFailedFast?(host: PeerId, how: 'read-point' | 'superseded'): void;
 }
 
 export class CoordHost {
@@ -87,7 +87,7 @@ export class CoordHost {
         onApply: (index, term, command, output) => options.onApply(ctx.id, index, term, command, output),
         onRestore: (index) => options.onRestore?.(ctx.id, index),
         onReadServed: (confirmMs) => options.onReadServed?.(ctx.id, confirmMs === 0),
-        onFailedFast: () => options.onFailedFast?.(ctx.id),
+        onFailedFast: (_c, _r, how) => options.onFailedFast?.(ctx.id, how),
       },
     );
   }

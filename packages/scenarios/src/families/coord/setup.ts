@@ -177,8 +177,9 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
             if (lease) leaseReadsServed++;
             if (deposed(host)) readsServedDeposed++;
           },
-          onFailedFast: () => {
+          onFailedFast: (_host, how) => {
             if (running) casFailedFast++;
+            if (running && how === 'superseded') casHeldSuperseded++;
           },
         });
         hosts.set(id, host);
@@ -209,6 +210,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
   let readsServedDeposed = 0;
   /** CASes a leader answered as failed at a read point, without the log. */
   let casFailedFast = 0;
+  let casHeldSuperseded = 0;
   const deposed = (id: PeerId): boolean => {
     const t = app(id)?.driver.status();
     if (t?.state !== 'leader') return false;
@@ -586,6 +588,7 @@ export function setupCoord(sim: Simulation, config: CoordScenarioConfig): Scenar
         'guard.readsAtDeposedLeader': readsAtDeposedLeader,
         readsServedDeposed,
         'guard.casFailedFast': casFailedFast,
+        'guard.casHeldSuperseded': casHeldSuperseded,
         ...directors.metrics(resync?.maxSpreadMs ?? 0),
       };
     },
