@@ -47,6 +47,34 @@ export function mixedWorkload(deps: MixedWorkloadDeps): (c: Client) => void {
     timeAware ? { ttlMs: ttlSeconds * 1_000, skewMs: skewBoundMs } : {};
   const pick = <T>(xs: readonly T[]): T => xs[rng.int(xs.length)] as T;
   let valueCounter = 0;
+  type SetOk = (r: CommandResult & { ok: true }) => HistoryValue;
+  type After = (r: CommandResult) => void;
+
+  /** An entry `set` of `value`: a CAS on `ifVersion` when given (a missing key fails it as a mismatch). */
+  function entrySet(
+    c: Client,
+    key: string,
+    value: number,
+    ifVersion: string | undefined,
+    ok: SetOk,
+    after: After,
+  ): void {
+    if (ifVersion === undefined) {
+      record('entry', c, 'set', key, { value }, { type: 'set', namespace: 'kv', key, value }, ok, {}, after);
+      return;
+    }
+    record(
+      'entry',
+      c,
+      'set',
+      key,
+      { value, ifVersion },
+      { type: 'set', namespace: 'kv', key, value, ifVersion },
+      ok,
+      { version_mismatch: 'version_mismatch', key_not_found: 'version_mismatch' },
+      after,
+    );
+  }
 
   /**
    * `hot-cas`: a CAS on one key with the version this client last learned — from a win, from a
@@ -80,21 +108,7 @@ export function mixedWorkload(deps: MixedWorkloadDeps): (c: Client) => void {
     const setOk = (r: CommandResult & { ok: true }): HistoryValue => ({
       version: (r.value as { entry: Entry }).entry.version,
     });
-    if (seen === undefined) {
-      record('entry', c, 'set', key, { value }, { type: 'set', namespace: 'kv', key, value }, setOk, {}, learn);
-      return;
-    }
-    record(
-      'entry',
-      c,
-      'set',
-      key,
-      { value, ifVersion: seen },
-      { type: 'set', namespace: 'kv', key, value, ifVersion: seen },
-      setOk,
-      { version_mismatch: 'version_mismatch', key_not_found: 'version_mismatch' },
-      learn,
-    );
+    entrySet(c, key, value, seen, setOk, learn);
   }
 
   function mixedOp(c: Client): void {
@@ -126,20 +140,8 @@ export function mixedWorkload(deps: MixedWorkloadDeps): (c: Client) => void {
       };
       if (kind === 0) {
         entryGet(c, key);
-      } else if (kind === 1 || (kind === 2 && seen === undefined)) {
-        record('entry', c, 'set', key, { value }, { type: 'set', namespace: 'kv', key, value }, setOk, {}, ackSet);
-      } else if (kind === 2 && seen !== undefined) {
-        record(
-          'entry',
-          c,
-          'set',
-          key,
-          { value, ifVersion: seen },
-          { type: 'set', namespace: 'kv', key, value, ifVersion: seen },
-          setOk,
-          { version_mismatch: 'version_mismatch', key_not_found: 'version_mismatch' },
-          ackSet,
-        );
+      } else if (kind === 1 || kind === 2) {
+        entrySet(c, key, value, kind === 2 ? seen : undefined, setOk, ackSet);
       } else if (kind === 3) {
         record(
           'entry',
