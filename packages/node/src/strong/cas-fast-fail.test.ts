@@ -40,6 +40,21 @@ async function three() {
 
 const version = (r: CommandResult) => (r.ok && r.value.type === 'entry' ? r.value.entry.version : '');
 
+/** A `set` of `c/<key>` by session `clientId` at `seq`: a CAS when `ifVersion` is given. */
+function setCommand(
+  clientId: string,
+  seq: number,
+  value: number,
+  ifVersion?: string,
+  key = 'k',
+): Omit<Command, 'nowMs'> {
+  return {
+    clientId,
+    seq,
+    op: { type: 'set', namespace: 'c', key, value, ...(ifVersion === undefined ? {} : { ifVersion }) },
+  };
+}
+
 describe('a CAS sure to fail', () => {
   it('fails with details.actual at a read point and appends no entry', async () => {
     const { leader, cas } = await three();
@@ -56,11 +71,7 @@ describe('a CAS sure to fail', () => {
   it('a retried attempt, or one the session table knows, goes through the log', async () => {
     const { leader, cas, clientId } = await three();
     const r = leader.module.replica;
-    const set = (seq: number, value: number, ifVersion?: string): Omit<Command, 'nowMs'> => ({
-      clientId,
-      seq,
-      op: { type: 'set', namespace: 'c', key: 'k', value, ...(ifVersion === undefined ? {} : { ifVersion }) },
-    });
+    const set = (seq: number, value: number, ifVersion?: string) => setCommand(clientId, seq, value, ifVersion);
     const v1 = version(await r.submit(set(1, 1)).promise);
     const won = set(2, 2, v1);
     expect((await r.submit(won).promise).ok).toBe(true);
@@ -104,11 +115,7 @@ describe('a CAS sure to fail', () => {
   it('CASes behind a pending write of their key wait for it, then fail: one entry', async () => {
     const { leader, cas, clientId } = await three();
     const r = leader.module.replica;
-    const set = (seq: number, value: number, ifVersion?: string): Omit<Command, 'nowMs'> => ({
-      clientId,
-      seq,
-      op: { type: 'set', namespace: 'c', key: 'hot', value, ...(ifVersion === undefined ? {} : { ifVersion }) },
-    });
+    const set = (seq: number, value: number, ifVersion?: string) => setCommand(clientId, seq, value, ifVersion, 'hot');
     const v1 = version(await r.submit(set(1, 1)).promise);
     // Sixteen clients with the same version at once: the first is proposed, fifteen wait behind it.
     const all = Array.from({ length: 16 }, (_, i) => r.submit(set(2 + i, 10 + i, v1)).promise);
@@ -128,20 +135,13 @@ describe('a CAS sure to fail', () => {
   it('a CAS held when its leader steps down fails not_leader, unsent, and was never proposed', async () => {
     const { g, leader, cas, clientId } = await three();
     const r = leader.module.replica;
-    const op = (value: number, ifVersion?: string) => ({
-      type: 'set' as const,
-      namespace: 'c',
-      key: 'k',
-      value,
-      ...(ifVersion === undefined ? {} : { ifVersion }),
-    });
-    const v1 = version(await r.submit({ clientId, seq: 1, op: op(1) }).promise);
+    const v1 = version(await r.submit(setCommand(clientId, 1, 1)).promise);
     g.network.partition(
       [leader.id],
       VOTERS.filter((v) => v !== leader.id),
     );
-    const first = r.submit({ clientId, seq: 2, op: op(2, v1) }).promise.catch((e: unknown) => e);
-    const held = r.submit({ clientId, seq: 3, op: op(3, v1) }).promise.catch((e: unknown) => e);
+    const first = r.submit(setCommand(clientId, 2, 2, v1)).promise.catch((e: unknown) => e);
+    const held = r.submit(setCommand(clientId, 3, 3, v1)).promise.catch((e: unknown) => e);
     expect(r.casHold.holds).toBe(1);
     const err = await held;
     expect(isParleyError(err, 'not_leader') && err.details.unsent).toBe(true);
@@ -152,17 +152,10 @@ describe('a CAS sure to fail', () => {
   it('a held CAS whose version this leader never stored still fails only at a read point', async () => {
     const { leader, cas, clientId } = await three();
     const r = leader.module.replica;
-    const op = (value: number, ifVersion?: string) => ({
-      type: 'set' as const,
-      namespace: 'c',
-      key: 'k',
-      value,
-      ...(ifVersion === undefined ? {} : { ifVersion }),
-    });
-    await r.submit({ clientId, seq: 1, op: op(1) }).promise;
-    const ahead = r.submit({ clientId, seq: 2, op: op(2) }).promise;
+    await r.submit(setCommand(clientId, 1, 1)).promise;
+    const ahead = r.submit(setCommand(clientId, 2, 2)).promise;
     // A token this leader never stored (a successor may have minted it): not gone for good here.
-    const held = r.submit({ clientId, seq: 3, op: op(3, 'minted-elsewhere') }).promise;
+    const held = r.submit(setCommand(clientId, 3, 3, 'minted-elsewhere')).promise;
     expect(r.casHold.holds).toBe(1);
     await ahead;
     expect(await held).toMatchObject({ ok: false, error: { code: 'version_mismatch' } });
