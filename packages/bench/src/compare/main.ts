@@ -23,6 +23,7 @@ import { ETCD_MISSING, EtcdCluster, findEtcd } from '@parley/etcd';
 import { Etcd3 } from 'etcd3';
 import { etcdAdapter } from './etcd-adapter.js';
 import { antiEntropyAnchors, localRates } from './eventual.js';
+import { failoverTrials } from './failover.js';
 import { parseOptions } from './options.js';
 import { ParleyCluster } from './parley-cluster.js';
 import { cpuMsOf, hasStrace, SyscallCounter } from './proc.js';
@@ -37,7 +38,7 @@ import {
   markdownTable,
 } from './rows.js';
 import { quantile, spread } from './stats.js';
-import { cdfChart, timelineChart } from './svg.js';
+import { cdfChart } from './svg.js';
 import { runStrongTask, type StrongTask, type StrongTaskResult, warmupOf } from './workloads.js';
 import { PROPAGATION_UPDATES, YJS_TOPOLOGY, yjsPropagation } from './yjs-propagation.js';
 
@@ -408,113 +409,18 @@ async function strongSide(): Promise<void> {
   }
 
   extra.warmups = warmups;
-  if (strongWork.includes('failover')) await failover();
-}
-
-/** How a failover trial takes the leader out: kill -9 (its sockets close), or SIGSTOP (they stay open). */
-type Outage = 'kill' | 'stop';
-
-async function failover(): Promise<void> {
-  const KILL_AT = 800;
-  const WINDOW = 6_000;
-  const timelines = { p: [] as number[][], e: [] as number[][] };
-  const gaps = { kill: { p: [] as number[], e: [] as number[] }, stop: { p: [] as number[], e: [] as number[] } };
-  const etcdSignal = (i: number, sig: 'SIGSTOP' | 'SIGCONT') => {
-    const pid = (etcd as EtcdCluster).members[i]?.proc?.pid;
-    if (pid !== undefined) process.kill(pid, sig);
-  };
-  const trial = async (side: 'p' | 'e', outage: Outage, t: number) => {
-    const leader = side === 'p' ? await (parley as ParleyCluster).leaderIndex() : await etcd?.leaderIndex();
-    if (leader === undefined || leader < 0) throw new Error('no etcd leader');
-    const start = Date.now();
-    const task: StrongTask = { kind: 'steady', durationMs: WINDOW, prefix: `fo${outage}${t}` };
-    const loop =
-      side === 'p' ? (parley as ParleyCluster).run(task) : runStrongTask(etcdAdapter(etcdClient as Etcd3), task);
-    await new Promise((r) => setTimeout(r, KILL_AT));
-    const killAt = Date.now();
-    const thaw = () => (side === 'p' ? parley?.signal(leader, 'SIGCONT') : etcdSignal(leader, 'SIGCONT'));
-    let thawTimer: NodeJS.Timeout | undefined;
-    if (outage === 'stop') {
-      if (side === 'p') parley?.signal(leader, 'SIGSTOP');
-      else etcdSignal(leader, 'SIGSTOP');
-      // Thawed when the window ends: a call left waiting on the frozen member returns then.
-      thawTimer = setTimeout(thaw, WINDOW - KILL_AT);
-    } else if (side === 'p') await parley?.kill(leader);
-    else await etcd?.kill(leader);
-    const res = await loop;
-    clearTimeout(thawTimer);
-    const acks = res.kind === 'steady' ? res.acks : [];
-    const next = acks.find((a) => a > killAt);
-    gaps[outage][side].push(next === undefined ? WINDOW - (killAt - start) : next - killAt);
-    if (outage === 'kill') timelines[side].push(acks.map((a) => a - killAt));
-    // A frozen leader thaws deposed and rejoins as a follower; a killed one restarts from its disk.
-    if (outage === 'stop') {
-      thaw();
-      if (side === 'e') await etcd?.waitHealthy(30_000);
-    } else if (side === 'p') await parley?.startVoter(leader);
-    else await etcd?.restart(leader);
-    const what = outage === 'kill' ? 'kill -9' : 'SIGSTOP';
-    progress.step(`failover (${what}) ${side === 'p' ? 'Parley' : 'etcd'} trial ${t + 1}`);
-  };
-  for (const outage of ['kill', 'stop'] as const) {
-    for (let t = 0; t < opts.trials; t++) {
-      await trial('p', outage, t);
-      await trial('e', outage, t);
-    }
+  if (strongWork.includes('failover')) {
+    const out = await failoverTrials({
+      parley,
+      etcd,
+      client: etcdClient as Etcd3,
+      trials: opts.trials,
+      step: (what) => progress.step(what),
+    });
+    rows.push(...out.rows);
+    Object.assign(extra, out.extra);
+    writeSvg('compare-failover.svg', out.svg);
   }
-  extra.failover_ms = gaps.kill;
-  extra.failover_frozen_ms = gaps.stop;
-  const g = gaps.kill;
-  const f = gaps.stop;
-  rows.push(
-    compareRow({
-      name: `failover median, kill -9 leader → next write (${opts.trials} trials)`,
-      unit: 'ms',
-      better: 'lower',
-      value: spread(g.p),
-      anchor: 'etcd',
-      anchorValue: spread(g.e),
-      target: atMost(300, 'ms'),
-    }),
-    compareRow({
-      name: `failover max (${opts.trials} trials)`,
-      unit: 'ms',
-      better: 'lower',
-      value: { ...spread(g.p), median: Math.max(...g.p) },
-      anchor: 'etcd',
-      anchorValue: { ...spread(g.e), median: Math.max(...g.e) },
-      target: atMost(500, 'ms'),
-    }),
-    compareRow({
-      name: `failover median, SIGSTOP leader (sockets open) → next write (${opts.trials} trials)`,
-      unit: 'ms',
-      better: 'lower',
-      value: spread(f.p),
-      anchor: 'etcd',
-      anchorValue: spread(f.e),
-      target: atMostAnchor(),
-    }),
-    compareRow({
-      name: `failover max, SIGSTOP leader (${opts.trials} trials)`,
-      unit: 'ms',
-      better: 'lower',
-      value: { ...spread(f.p), median: Math.max(...f.p) },
-      anchor: 'etcd',
-      anchorValue: { ...spread(f.e), median: Math.max(...f.e) },
-    }),
-  );
-  writeSvg(
-    'compare-failover.svg',
-    timelineChart(
-      `Failover: acknowledged writes around a kill -9 of the leader (${opts.trials} trials per side)`,
-      [
-        { label: 'Parley', color: '#1f77b4', trials: timelines.p },
-        { label: 'etcd', color: '#d62728', trials: timelines.e },
-      ],
-      -500,
-      3000,
-    ),
-  );
 }
 
 /**
