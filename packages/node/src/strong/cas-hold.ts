@@ -1,16 +1,15 @@
 /**
  * A leader's hold on a CAS whose key has a write of this leader still in the
  * log's pipeline: the CAS waits until that write applies, then goes the way
- * any CAS goes (`StrongReplica.submit` without the hold): failed at a read
- * point when its version is stale by then, else proposed. On a hot key this
+ * again: failed at once when the write superseded its version (the replica's
+ * `released`), else as any CAS goes (read point or log). On a hot key this
  * turns "sixteen entries, fifteen of them failing" into one entry and fifteen
- * read-point failures.
+ * failures with no entry.
  *
- * The hold answers nothing by itself: it only delays. Every answer still comes
- * from the read point (`failFast`) or from the log (`propose`), so it is a
- * speed rule, not a safety guard (docs/guarantees.md, "A CAS that is sure to
- * fail"). A held CAS was never proposed: when this member stops leading, it
- * fails `not_leader` as unsent, and the client may send it again.
+ * This module only delays and keeps the books; the answers and their rules are
+ * the replica's (docs/guarantees.md, "A CAS that is sure to fail"). A held CAS
+ * was never proposed: when this member stops leading, it fails `not_leader` as
+ * unsent, and the client may send it again.
  */
 import type { Command, CommandResult, Operation } from '@parley/coord';
 import type { Pending } from './pending.js';
@@ -66,13 +65,12 @@ export class CasHold {
   wants(command: Omit<Command, 'nowMs'>, retry: boolean): boolean {
     const op = casOf(command, retry);
     if (op === undefined || this.heldCount >= MAX_HELD_CAS) return false;
-    return this.inFlight.has(`${op.namespace}\u0000${op.key}`);
+    return this.inFlight.has(keyOf(op) as string);
   }
 
   /** Holds the CAS `command` (one `wants` took); `release` sends it on. */
   hold(command: Omit<Command, 'nowMs'>, release: () => Pending<CommandResult>): Pending<CommandResult> {
-    const op = command.op as SetOp;
-    const key = `${op.namespace}\u0000${op.key}`;
+    const key = keyOf(command.op) as string;
     let h!: Held;
     const promise = new Promise<CommandResult>((resolve, reject) => {
       h = { release, resolve, reject };
