@@ -63,7 +63,7 @@ describe('a CAS sure to fail', () => {
     const v2 = (await ns.set('k', 2, { ifVersion: v1 })).version;
     const err = await ns.set('k', 3, { ifVersion: v1 }).catch((e: unknown) => e);
     expect(isParleyError(err, 'version_mismatch') && err.details).toMatchObject({ expected: v1, actual: v2 });
-    expect(leader.module.replica.fastFailed).toBe(1);
+    expect(leader.module.replica.fastPath.fastFailed).toBe(1);
     await ns.set('k', 3, { ifVersion: v2 });
     expect(cas.map((c) => c.op.type === 'set' && c.op.value)).toEqual([2, 3]); // the doomed one is in no log
   });
@@ -83,7 +83,7 @@ describe('a CAS sure to fail', () => {
       ok: false,
       error: { code: 'version_mismatch' },
     });
-    expect(r.fastFailed).toBe(0);
+    expect(r.fastPath.fastFailed).toBe(0);
     expect(cas.map((c) => c.seq)).toEqual([2, 2, 3]);
   });
 
@@ -106,7 +106,7 @@ describe('a CAS sure to fail', () => {
       (e: unknown) => e,
     );
     expect(isParleyError(outcome, 'not_leader')).toBe(true);
-    expect(r.fastFailed).toBe(0);
+    expect(r.fastPath.fastFailed).toBe(0);
     expect(r.isLeader()).toBe(false);
     const others = VOTERS.filter((v) => v !== leader.id).map((v) => g.member(v) as TestMember);
     await g.waitForLeader(5_000, others);
@@ -119,7 +119,7 @@ describe('a CAS sure to fail', () => {
     const v1 = version(await r.submit(set(1, 1)).promise);
     // Sixteen clients with the same version at once: the first is proposed, fifteen wait behind it.
     const all = Array.from({ length: 16 }, (_, i) => r.submit(set(2 + i, 10 + i, v1)).promise);
-    expect(r.casHold.holds).toBe(15);
+    expect(r.fastPath.hold.holds).toBe(15);
     const results = await Promise.all(all);
     const won = results.filter((x) => x.ok);
     expect(won).toHaveLength(1);
@@ -127,8 +127,8 @@ describe('a CAS sure to fail', () => {
     for (const x of results.filter((y) => !y.ok)) {
       expect(x).toMatchObject({ ok: false, error: { code: 'version_mismatch', details: { actual: v2 } } });
     }
-    expect(r.fastFailed).toBe(15);
-    expect(r.supersededFailed).toBe(15); // their version was current when held: no read point either
+    expect(r.fastPath.fastFailed).toBe(15);
+    expect(r.fastPath.supersededFailed).toBe(15); // their version was current when held: no read point either
     expect(cas.map((c) => c.seq)).toEqual([2]); // the fifteen losers are in no log
   });
 
@@ -142,7 +142,7 @@ describe('a CAS sure to fail', () => {
     );
     const first = r.submit(setCommand(clientId, 2, 2, v1)).promise.catch((e: unknown) => e);
     const held = r.submit(setCommand(clientId, 3, 3, v1)).promise.catch((e: unknown) => e);
-    expect(r.casHold.holds).toBe(1);
+    expect(r.fastPath.hold.holds).toBe(1);
     const err = await held;
     expect(isParleyError(err, 'not_leader') && err.details.unsent).toBe(true);
     expect(isParleyError(await first, 'not_leader')).toBe(true);
@@ -156,11 +156,11 @@ describe('a CAS sure to fail', () => {
     const ahead = r.submit(setCommand(clientId, 2, 2)).promise;
     // A token this leader never stored (a successor may have minted it): not gone for good here.
     const held = r.submit(setCommand(clientId, 3, 3, 'minted-elsewhere')).promise;
-    expect(r.casHold.holds).toBe(1);
+    expect(r.fastPath.hold.holds).toBe(1);
     await ahead;
     expect(await held).toMatchObject({ ok: false, error: { code: 'version_mismatch' } });
-    expect(r.fastFailed).toBe(1);
-    expect(r.supersededFailed).toBe(0); // it went to the read point
+    expect(r.fastPath.fastFailed).toBe(1);
+    expect(r.fastPath.supersededFailed).toBe(0); // it went to the read point
     expect(cas).toEqual([]);
   });
 });

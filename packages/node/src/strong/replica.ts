@@ -38,7 +38,7 @@ import {
 import { type ConfChange, RaftDriver, type SoftState, type Status } from '@parley/raft';
 import type { StrongChange } from '../api.js';
 import type { NodeContext, NodeStorage } from '../context.js';
-import { CasHold } from './cas-hold.js';
+import { CasFastPath } from './cas-fast-path.js';
 import { ChangeLog } from './changes.js';
 import type { ResolvedStrongOptions } from './options.js';
 import type { Pending } from './pending.js';
@@ -85,8 +85,8 @@ export interface ReplicaHooks {
   /** A read answered by `read`: `confirmMs` from its request to its read point (0: within the millisecond, the lease). */
   onReadServed?(confirmMs: number): void;
   /**
-   * A CAS answered as failed with no log entry: at a read point (`failFast`),
-   * or held behind a write that superseded its version (`released`).
+   * A CAS answered as failed with no log entry: at a read point, or held
+   * behind a write that superseded its version (./cas-fast-path.ts).
    */
   onFailedFast?(command: Omit<Command, 'nowMs'>, result: CommandResult, how: 'read-point' | 'superseded'): void;
   /** A serializable or bounded read answered from this member's state, applied through `index`. */
@@ -126,18 +126,14 @@ export class StrongReplica {
   /** Index of the last entry handed to the state machine (or restored from a snapshot). */
   appliedThrough: number;
   snapshotsTaken = 0;
-  /** Conditional writes answered as failed at a read point, with no log entry (`failFast`). */
-  fastFailed = 0;
-  /** Of those, held CASes whose version a write ahead of them superseded, answered with no read point. */
-  supersededFailed = 0;
   snapshotsRestored = 0;
   /** Namespaces that may hold entries (from snapshots and applied writes), for status. */
   readonly namespaceNames = new Set<string>();
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly regWaiters = new Map<number, Waiter>();
   private readonly reads = new Map<string, PendingRead>();
-  /** CASes waiting for a write of their key to apply (./cas-hold.ts). */
-  readonly casHold = new CasHold();
+  /** The way of a CAS that is sure to fail, and its counters (./cas-fast-path.ts). */
+  readonly fastPath: CasFastPath;
   private readyReads: PendingRead[] = [];
   private readonly applyListeners = new Set<() => void>();
   private readonly faultListeners = new Set<(err: unknown) => void>();
@@ -169,6 +165,20 @@ export class StrongReplica {
     this.lastSnapshotIndex = snap.meta.index;
     this.appliedThrough = snap.meta.index;
     this.changes = new ChangeLog(options.maxWatchHistory);
+    this.fastPath = new CasFastPath(
+      {
+        sm: () => this.sm,
+        requireLeader: () => this.requireLeader(),
+        stampMs: () => this.stampMs(),
+        proposedHere: (command) =>
+          command.clientId !== undefined && this.waiters.has(`${command.clientId}/${command.seq}`),
+        readsFull: () => this.reads.size + this.readyReads.length >= MAX_PENDING_READS,
+        atReadPoint: (answer) => this.atReadPoint(answer),
+        propose: (command) => this.propose(command),
+        onFailedFast: (command, result, how) => hooks.onFailedFast?.(command, result, how),
+      },
+      options.failFastCas !== false,
+    );
     this.changes.resetTo(snap.meta.index);
     const member = options.voters.includes(ctx.peerId) || options.learners.includes(ctx.peerId);
     this.driver = new RaftDriver({
@@ -274,104 +284,7 @@ export class StrongReplica {
    */
   submit(command: Omit<Command, 'nowMs'>, attempt: { retry?: boolean } = {}): Pending<CommandResult> {
     this.requireLeader();
-    const retry = attempt.retry === true;
-    if (this.options.failFastCas !== false && this.casHold.wants(command, retry)) {
-      const op = command.op as Extract<Operation, { type: 'set' }>;
-      const wasCurrent = this.sm.storedVersion(op.namespace, op.key) === op.ifVersion;
-      return this.casHold.hold(command, () => this.released(command, retry, wasCurrent));
-    }
-    return this.sendOn(command, retry);
-  }
-
-  /**
-   * A held CAS goes on once the writes of its key ahead of it applied. When
-   * its version was the key's stored version as it was held (minted at a
-   * committed position) and is not the key's stored version now, it fails
-   * at once, with no read point: that token is gone for good, at this
-   * committed state and at every state after it, and the cluster's state
-   * when this answer leaves is one of those. Else it goes as any CAS does
-   * (docs/guarantees.md, "A CAS that is sure to fail").
-   */
-  private released(command: Omit<Command, 'nowMs'>, retry: boolean, wasCurrent: boolean): Pending<CommandResult> {
-    this.requireLeader();
-    const op = command.op as Extract<Operation, { type: 'set' }>;
-    if (wasCurrent && !this.proposedHere(command) && this.sm.storedVersion(op.namespace, op.key) !== op.ifVersion) {
-      const doomed = this.sm.doomed(command, { nowMs: this.stampMs(), retry });
-      if (doomed !== undefined) {
-        this.fastFailed++;
-        this.supersededFailed++;
-        this.hooks.onFailedFast?.(command, doomed, 'superseded');
-        return { promise: Promise.resolve(doomed), cancel() {} };
-      }
-    }
-    return this.sendOn(command, retry);
-  }
-
-  /** Whether a proposal of `command`'s session and seq is pending on this leader. */
-  private proposedHere(command: Omit<Command, 'nowMs'>): boolean {
-    return command.clientId !== undefined && this.waiters.has(`${command.clientId}/${command.seq}`);
-  }
-
-  /** A command past the hold: failed at a read point when sure to fail, else proposed. */
-  private sendOn(command: Omit<Command, 'nowMs'>, retry: boolean): Pending<CommandResult> {
-    this.requireLeader();
-    if (this.failsFast(command, retry)) return this.failFast(command, retry);
-    return this.propose(command);
-  }
-
-  /**
-   * Whether `command` may take the fast path: a first attempt of a
-   * conditional write this leader's state says is sure to fail (coord's
-   * `doomed`: the session table does not know it), with no proposal of it
-   * pending here and room for one more read. Only a filter: the answer is
-   * judged again at a read point.
-   */
-  private failsFast(command: Omit<Command, 'nowMs'>, retry: boolean): boolean {
-    if (this.options.failFastCas === false) return false;
-    if (this.proposedHere(command)) return false;
-    if (this.reads.size + this.readyReads.length >= MAX_PENDING_READS) return false;
-    return this.sm.doomed(command, { nowMs: this.stampMs(), retry }) !== undefined;
-  }
-
-  /**
-   * A CAS that is sure to fail, answered without a log entry: confirmed at a
-   * read point exactly as a linearizable read is (`atReadPoint`), then judged
-   * again on the state applied through it. Still sure to fail there: that
-   * failure is the answer (its `details.actual` the key's version at the read
-   * point). Else it is proposed as any write. docs/guarantees.md, "A CAS that
-   * is sure to fail", has the argument.
-   */
-  private failFast(command: Omit<Command, 'nowMs'>, retry: boolean): Pending<CommandResult> {
-    let settle!: { resolve(r: CommandResult): void; reject(err: unknown): void };
-    const promise = new Promise<CommandResult>((resolve, reject) => {
-      settle = { resolve, reject };
-    });
-    let cancelled = false;
-    let stage: Pending<unknown> = this.atReadPoint(() => this.sm.doomed(command, { nowMs: this.stampMs(), retry }));
-    (stage.promise as Promise<CommandResult | undefined>).then((doomed) => {
-      if (cancelled) return;
-      if (doomed !== undefined) {
-        this.fastFailed++;
-        this.hooks.onFailedFast?.(command, doomed, 'read-point');
-        settle.resolve(doomed);
-        return;
-      }
-      try {
-        const proposal = this.propose(command);
-        stage = proposal;
-        proposal.promise.then(settle.resolve, settle.reject);
-      } catch (err) {
-        settle.reject(err);
-      }
-    }, settle.reject);
-    return {
-      promise,
-      cancel: (err) => {
-        cancelled = true;
-        stage.cancel(err);
-        settle.reject(err);
-      },
-    };
+    return this.fastPath.submit(command, attempt.retry === true);
   }
 
   /** Stamps `command` with this node's clock, proposes it and resolves with its result once applied. */
@@ -393,7 +306,7 @@ export class StrongReplica {
       if (key !== undefined) this.removeWaiter(key, waiter);
       throw err;
     }
-    this.casHold.noteProposed(pos.index, command.op);
+    this.fastPath.hold.noteProposed(pos.index, command.op);
     if (isRegister) {
       waiter.term = pos.term;
       this.regWaiters.set(pos.index, waiter);
@@ -421,7 +334,7 @@ export class StrongReplica {
    * leader committed an entry of its term and then hears a heartbeat quorum
    * of that term (or holds a valid lease, with lease reads) — and (2) this
    * member has applied through it. The one rule of every linearizable answer
-   * here: reads, and a CAS answered without the log (`failFast`). A leader
+   * here: reads, and a CAS answered without the log (./cas-fast-path.ts). A leader
    * deposed meanwhile never confirms: its answer fails with `not_leader`.
    */
   private atReadPoint<T>(answer: () => T): Pending<T> {
@@ -545,7 +458,7 @@ export class StrongReplica {
   private apply(entries: readonly RaftEntry[]): void {
     const released: string[] = [];
     for (const e of entries) {
-      const freed = this.casHold.applied(e.index);
+      const freed = this.fastPath.hold.applied(e.index);
       if (freed !== undefined) released.push(freed);
       if (e.type !== 'normal' || e.data.byteLength === 0) continue; // Raft's own entries carry no command
       const pos = { index: e.index, term: e.term };
@@ -585,7 +498,7 @@ export class StrongReplica {
     }
     this.serveReadyReads();
     // CASes held behind a write of their key go on, judged on the state after it.
-    if (this.leading) for (const k of released) this.casHold.release(k);
+    if (this.leading) for (const k of released) this.fastPath.hold.release(k);
     for (const l of [...this.applyListeners]) l();
     this.ctx.events.emit('raft:apply-lag', { entries: Math.max(0, this.driver.probe.committed - this.appliedThrough) });
     const due =
@@ -706,7 +619,7 @@ export class StrongReplica {
     this.readyReads = [];
     for (const w of [...waiters, ...regs]) w.reject(err);
     for (const r of reads) r.reject(err);
-    this.casHold.dropAll(refused(this.leaderHint()));
+    this.fastPath.hold.dropAll(refused(this.leaderHint()));
   }
 
   /**

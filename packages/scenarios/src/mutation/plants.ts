@@ -287,9 +287,9 @@ export const PLANTS: readonly Plant[] = [
     gap: 'a CAS sure to fail: linearizable read point',
     bug: 'a leader answers a CAS whose version its own state says is stale at once, without confirming a read point, so a deposed leader fails a CAS whose version its successor made current',
     pkg: 'node',
-    find: 'let stage = this.atReadPoint(() => this.sm.doomed(command, { nowMs: this.stampMs(), retry }));',
+    find: 'let stage = this.m.atReadPoint(() => this.m.sm().doomed(command, { nowMs: this.m.stampMs(), retry }));',
     replace:
-      'let stage = { promise: Promise.resolve(this.sm.doomed(command, { nowMs: this.stampMs(), retry })), cancel() { } };',
+      'let stage = { promise: Promise.resolve(this.m.sm().doomed(command, { nowMs: this.m.stampMs(), retry })), cancel() { } };',
     module: 'coord/family',
     scenario: 'coord-5-hot-cas-stale-leader',
     firstSeed: 1,
