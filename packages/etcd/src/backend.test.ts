@@ -330,6 +330,21 @@ describe.skipIf(!bin)('EtcdBackend on a 3-member etcd', () => {
     expect(await codeOf(b.write({ type: 'claim', namespace: 'f', key: 'new', value: 1 }))).toBe('namespace_full');
   });
 
+  it('a watch on a backend that has seen no revision yet still delivers the write made right after it', async () => {
+    // The watcher reaches etcd a round trip or more after watch() returns; started at etcd's head by
+    // then, it would miss these writes. The start point is learned first, and the writes wait for it.
+    const b = backend();
+    await b.write({ type: 'set', namespace: 'other', key: 'k', value: 0 }); // the cleanup lease, granted
+    b.calls.lastRevision = 0; // as if no answer had carried a revision yet
+    const seen: StrongChange[] = [];
+    const stop = b.watch({ namespace: 'fresh' }, undefined, (c) => seen.push(c));
+    const keys = Array.from({ length: 30 }, (_, i) => `k${String(i).padStart(2, '0')}`);
+    await Promise.all(keys.map((key, i) => b.write({ type: 'set', namespace: 'fresh', key, value: i })));
+    await until(seen, (s) => s.length >= keys.length, 5_000);
+    stop();
+    expect(seen.map((c) => c.key).sort()).toEqual(keys);
+  });
+
   it('watches sets and deletes at etcd revisions, replays from a revision, and reports cleanup as expire', async () => {
     const b = backend();
     // "From now on" means after every change this process was told of (whichever member serves the

@@ -120,6 +120,12 @@ export class EtcdCalls {
    * starts after it, whichever member serves the watch).
    */
   lastRevision = 0;
+  /**
+   * While a watch "from now on" learns its start point (this backend had seen
+   * no revision yet), every call waits for that read's answer before it is
+   * sent, so each write issued after the watch began lands after its start.
+   */
+  private startPoint: Promise<number | undefined> | undefined;
 
   private count(kvs: readonly IKeyValue[] | undefined): void {
     for (const kv of kvs ?? []) this.bytesRead += kv.key.length + kv.value.length;
@@ -163,6 +169,41 @@ export class EtcdCalls {
    * failures with backoff until the deadline. Never outlives the deadline.
    */
   async run<T>(what: string, bound: CallBound, fn: (options: { deadline: Date }) => Promise<T>): Promise<T> {
+    if (this.startPoint) await this.startPoint;
+    return this.attempt(what, bound, fn);
+  }
+
+  /**
+   * The revision a watch "from now on" starts after: the newest this backend
+   * has seen, or (none yet) the revision of one linearizable read, which
+   * calls issued meanwhile wait for (`startPoint`). Undefined when etcd gave
+   * no answer within `timeoutMs`.
+   */
+  watchStart(timeoutMs: number): Promise<number | undefined> {
+    if (this.lastRevision > 0) return Promise.resolve(this.lastRevision);
+    if (this.startPoint) return this.startPoint;
+    const bound: CallBound = { deadlineMs: this.clock.nowMs() + timeoutMs };
+    const learned = this.attempt('range', bound, (o) =>
+      this.client.kv.range({ key: this.keys.entriesRoot(), count_only: true }, o),
+    ).then(
+      (res) => {
+        this.note(res.header?.revision, bound);
+        return this.lastRevision > 0 ? this.lastRevision : undefined;
+      },
+      () => undefined,
+    );
+    this.startPoint = learned;
+    void learned.then(() => {
+      if (this.startPoint === learned) this.startPoint = undefined;
+    });
+    return learned;
+  }
+
+  private async attempt<T>(
+    what: string,
+    bound: CallBound,
+    fn: (options: { deadline: Date }) => Promise<T>,
+  ): Promise<T> {
     let backoffMs = FIRST_BACKOFF_MS;
     let last: ParleyError | undefined;
     for (let _attempt = 0; ; _attempt++) {

@@ -34,7 +34,12 @@
  * A watch without `fromRevision` starts after the newest revision this
  * backend has seen in any answer, so no change acknowledged to this process
  * before the watch began is delivered, even when a lagging etcd member
- * serves the watch.
+ * serves the watch. A backend that has seen no revision yet learns one with
+ * a linearizable read first, and holds back the calls issued meanwhile until
+ * it answers, so a write made after `watch` returned is always delivered
+ * (without it the watch would start at whatever head etcd had when the
+ * watcher was created, and could miss such a write). No answer within 5 s
+ * ends the watch with `unavailable`.
  *
  * Each change is delivered once, in revision order (changes of one
  * transaction, such as a deleteNamespace batch, share a revision and come in
@@ -43,11 +48,14 @@
  */
 import type { StrongChange, StrongWatchFilter } from '@parley/coord';
 import { checkKey, checkNamespace } from '@parley/coord/shared';
-import { InvalidArgumentError, isParleyError, ParleyError } from '@parley/interface';
+import { InvalidArgumentError, isParleyError, ParleyError, UnavailableError } from '@parley/interface';
 import type { IKeyValue, IWatchResponse, Watcher } from 'etcd3';
 import type { EtcdContext } from './context.js';
 import { decodeKv, entryView } from './entries.js';
 import { prefixEnd } from './keys.js';
+
+/** How long a watch waits to learn its start point (no revision seen yet) before it fails. */
+const START_TIMEOUT_MS = 5_000;
 
 /** Pause before a cancelled watch is created again. */
 const REWATCH_DELAY_MS = 200;
@@ -93,13 +101,15 @@ export class EtcdWatches {
     let watcher: Watcher | undefined;
     // "From now on": after every change this process has been told of, not after whatever the
     // (possibly lagging) member that serves the watch has applied so far.
-    const startAfter = fromRevision ?? (this.ctx.calls.lastRevision > 0 ? this.ctx.calls.lastRevision : undefined);
+    // With no revision seen yet, one read learns it first (calls issued meanwhile wait for it: txn.ts).
+    const known = fromRevision ?? (this.ctx.calls.lastRevision > 0 ? this.ctx.calls.lastRevision : undefined);
+    const learning = known === undefined ? this.ctx.calls.watchStart(START_TIMEOUT_MS) : undefined;
     /** Changes at or below this revision are not this watch's (before its start). */
-    const floor = startAfter ?? 0;
+    let floor = known ?? 0;
     let lastRevision = floor;
     let deliveredAtLast = new Set<string>();
     let timer: (() => void) | undefined;
-    /** Set once the history after the last delivered change is gone: the watch ends once what it received is delivered. */
+    /** Set once the watch cannot go on (its history is gone, or no start point): it ends once what it received is delivered. */
     let ending: ParleyError | undefined;
 
     // Events are handled one at a time, in order: labelling a delete may have to ask etcd.
@@ -171,7 +181,21 @@ export class EtcdWatches {
         });
       });
     };
-    open(startAfter);
+    if (learning === undefined) open(known);
+    else {
+      void learning.then((start) => {
+        if (stopped) return;
+        if (start === undefined) {
+          // Opening at whatever head etcd has by then could skip a write made meanwhile: fail loudly.
+          ending = new UnavailableError('etcd: no answer to learn where the watch starts', { backend: 'etcd' });
+          finish();
+          return;
+        }
+        floor = start;
+        lastRevision = start;
+        open(start);
+      });
+    }
 
     const stop = () => {
       if (stopped) return;
