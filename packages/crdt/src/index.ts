@@ -19,6 +19,7 @@
  */
 export * from './codec.js';
 export { DotContext, subtractRanges } from './context.js';
+export { joinDeltas } from './delta-join.js';
 export * from './hlc.js';
 export * from './limits.js';
 export * from './lww.js';

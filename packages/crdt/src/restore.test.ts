@@ -14,9 +14,11 @@ import {
   decodeState,
   encodeDelta,
   encodeState,
+  joinDeltas,
   type KeyState,
   NamespaceReplica,
 } from './index.js';
+import { maxWallOf } from './key-state.js';
 
 const SEED = testSeed(20_261_202);
 const NS = 'restore';
@@ -72,6 +74,10 @@ function chunks(r: NamespaceReplica, size: number, rnd: SeededRandom): Delta[] {
 
 interface History {
   records: Delta[];
+  /** How many of `records` are snapshot chunks (the rest is the log). */
+  snapshotCount: number;
+  /** The records that are replica a's own local writes. */
+  own: Set<Delta>;
   nowMs: number;
 }
 
@@ -90,6 +96,7 @@ function history(rnd: SeededRandom): History {
   const steps = 20 + rnd.int(200);
   const snapAt = rnd.int(steps);
   const inFlight: Delta[] = [];
+  const own = new Set<Delta>();
   for (let step = 0; step < steps; step++) {
     if (step === snapAt) {
       snapshot = chunks(a, 1 + rnd.int(8), rnd);
@@ -124,7 +131,11 @@ function history(rnd: SeededRandom): History {
     }
     if (d === undefined) continue;
     const bytes = encodeDelta(d);
-    if (r === a) log.push(decodeDelta(bytes));
+    if (r === a) {
+      const mine = decodeDelta(bytes);
+      log.push(mine);
+      own.add(mine);
+    }
     inFlight.push(decodeDelta(bytes));
     if (inFlight.length > 0 && rnd.int(3) === 0) {
       const late = inFlight.splice(rnd.int(inFlight.length), 1)[0] as Delta;
@@ -137,7 +148,7 @@ function history(rnd: SeededRandom): History {
   // sometimes earlier than the records (states refused for drift).
   const choice = rnd.int(4);
   const nowMs = choice === 0 ? now + rnd.int(3 * GRACE) : choice === 1 ? now - rnd.int(20_000) : now;
-  return { records: [...snapshot, ...log], nowMs };
+  return { records: [...snapshot, ...log], snapshotCount: snapshot.length, own, nowMs };
 }
 
 function digestOf(r: NamespaceReplica, rnd: SeededRandom): Digest {
@@ -180,6 +191,63 @@ describe(`restore builds what the general merge builds (PARLEY_SEED=${SEED})`, (
         same(general, bulk, nowMs, rnd);
       }
     });
+  });
+
+  it('runs of own writes joined into one delta each (joinDeltas) restore what they restore one by one', () => {
+    withSeed(SEED, (seed) => {
+      const rnd = new SeededRandom(seed);
+      for (let round = 0; round < 150; round++) {
+        const h = history(rnd);
+        // A node restores at the later of its clock and its records' stamps: no state is refused for
+        // drift (a refusal keeps the context of its whole delta out, and a joined delta is bigger).
+        let nowMs = h.nowMs;
+        for (const d of h.records) for (const st of d.states) nowMs = Math.max(nowMs, maxWallOf(st));
+        const general = replica('a');
+        for (const d of h.records) general.merge(d, nowMs, { checked: true, ignoreDeps: true });
+        // As a node logs a group commit: each run of its own local writes joined, merged deltas as they came.
+        const joined = h.records.slice(0, h.snapshotCount);
+        let run: Delta[] = [];
+        let keys = new Set<string>();
+        const endRun = () => {
+          if (run.length > 0) joined.push(decodeDelta(encodeDelta(joinDeltas(NS, run))));
+          run = [];
+          keys = new Set();
+        };
+        for (const d of h.records.slice(h.snapshotCount)) {
+          if (h.own.has(d)) {
+            if (d.states.some((st) => keys.has(st.key)) || rnd.int(8) === 0) endRun();
+            run.push(d);
+            for (const st of d.states) keys.add(st.key);
+          } else {
+            endRun();
+            joined.push(d);
+          }
+        }
+        endRun();
+        const bulk = replica('a');
+        bulk.restore(joined, nowMs);
+        same(general, bulk, nowMs, rnd);
+      }
+    });
+  });
+
+  it('joinDeltas refuses a delta of another namespace, and a key in two deltas, with InvalidArgumentError', () => {
+    const r = replica('a');
+    const d = r.set('k', 1, T0);
+    expect(() => joinDeltas('other', [d])).toThrow(InvalidArgumentError);
+    expect(() => joinDeltas(NS, [d, r.set('k', 2, T0 + 1)])).toThrow(InvalidArgumentError);
+  });
+
+  it('joinDeltas drops a state an earlier delta’s context holds, as merging them in turn skips it', () => {
+    const b = replica('b');
+    const late = b.set('x', 1, T0, { ttlSeconds: 30 }); // dot b:1
+    const records: Delta[] = [{ namespace: NS, states: [], context: new Map([['b', [1, 1]]]) }, late];
+    const general = replica('a');
+    for (const d of records) general.merge(d, T0, { checked: true, ignoreDeps: true });
+    const joined = replica('a');
+    joined.restore([decodeDelta(encodeDelta(joinDeltas(NS, records)))], T0);
+    expect(joined.stateOf('x')).toBeUndefined();
+    same(general, joined, T0, new SeededRandom(SEED));
   });
 
   it('skips a state whose dot the context holds already (a late copy of a collected write), as merge does', () => {
