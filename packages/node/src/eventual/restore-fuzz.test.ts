@@ -4,6 +4,7 @@
  * fails is dropped. Fuzzed here: records torn (cut short) or corrupted (a byte
  * changed) on the disk between two runs; the node must open, count the record
  * as torn, and read only values that were written to each key, never garbage.
+ * Some writes go in at once, so log records hold joined deltas too (persist.ts).
  * The replica restored in bulk (NamespaceReplica.restore) must also equal the
  * general merge of the records that survived.
  */
@@ -27,12 +28,17 @@ describe('eventual restore with torn and corrupted records', () => {
       const ns = node.eventual('fuzz');
       const written = new Map<string, Set<string>>();
       for (let i = 0; i < 120; i++) {
-        const key = `k${rnd.int(KEYS)}`;
-        const value = { i, round, pad: 'x'.repeat(rnd.int(20)) };
-        await ns.set(key, value);
-        if (!written.has(key)) written.set(key, new Set());
-        written.get(key)?.add(JSON.stringify(value));
-        if (rnd.int(10) === 0) await ns.delete(key);
+        // Sometimes a few writes at once: one group commit, logged as one joined delta (persist.ts).
+        const sets: Promise<unknown>[] = [];
+        for (let j = rnd.int(3) === 0 ? 1 + rnd.int(4) : 1; j > 0; j--) {
+          const key = `k${rnd.int(KEYS)}`;
+          const value = { i, j, round, pad: 'x'.repeat(rnd.int(20)) };
+          sets.push(ns.set(key, value));
+          if (!written.has(key)) written.set(key, new Set());
+          written.get(key)?.add(JSON.stringify(value));
+        }
+        await Promise.all(sets);
+        if (rnd.int(10) === 0) await ns.delete(`k${rnd.int(KEYS)}`);
       }
       await c.stop('a');
       const disk = c.disks.get('a')?.kv;
