@@ -347,6 +347,18 @@ export const PLANTS: readonly Plant[] = [
     budget: 5,
   },
   {
+    name: 'joined-log-keeps-last-write',
+    gap: 'eventual durability: joined log records',
+    bug: 'a group commit logs only the last local write of each run it joins into one delta',
+    pkg: 'node',
+    find: 'joinDeltas(this.ns, run.map((l) => l.delta))',
+    replace: 'joinDeltas(this.ns, run.slice(-1).map((l) => l.delta))',
+    module: 'node-eventual/family',
+    scenario: 'node-eventual-isolated-crash',
+    firstSeed: 1,
+    budget: 10,
+  },
+  {
     name: 'eventual-read-below-session',
     gap: 'eventual sessions: reads and writes wait for the token',
     bug: 'an eventual call with a session is served at once, whether or not the node covers the session token',

@@ -189,20 +189,33 @@ function setup(sim: Simulation, config: NodeEventualConfig): ScenarioRun {
     const startedAt = sim.nowMs();
     const fail = (err: unknown) => history.info(process, null, { error: String(err) });
     if (roll < 35) {
-      const key = REGISTER_KEYS[rng.int(REGISTER_KEYS.length)] as string;
-      const value = `${process}:${opCounter++}`;
-      let set = written.get(key);
-      if (!set) written.set(key, (set = new Set()));
-      set.add(value);
-      history.invoke(process, 'write', value, key);
-      writes++;
+      // Now and then a burst: two or three keys written at once, so a node's group commit holds
+      // several local writes (logged as one joined delta, persist.ts); one history operation.
+      const keys = [REGISTER_KEYS[rng.int(REGISTER_KEYS.length)] as string];
+      if (rng.int(5) === 0) {
+        for (let extra = 1 + rng.int(2); extra > 0; extra--) {
+          const more = REGISTER_KEYS.filter((k) => !keys.includes(k));
+          keys.push(more[rng.int(more.length)] as string);
+        }
+      }
+      const values = keys.map((key) => {
+        const value = `${process}:${opCounter++}`;
+        let set = written.get(key);
+        if (!set) written.set(key, (set = new Set()));
+        set.add(value);
+        return value;
+      });
+      history.invoke(process, 'write', values.join(' '), keys.join(' '));
+      writes += keys.length;
       const ttl = ttlOf();
-      ns.set(key, value, ttl === undefined ? {} : { ttl }).then((entry) => {
-        const stamp = stampOfVersion(entry.version);
-        acked.push({ key, stamp, replica: process, expiresAt: entry.expiresAt });
-        ownLatest.set(`${process}/${key}`, stamp);
-        history.ok(process, value);
-      }, fail);
+      const sets = keys.map((key, i) =>
+        ns.set(key, values[i] as string, ttl === undefined ? {} : { ttl }).then((entry) => {
+          const stamp = stampOfVersion(entry.version);
+          acked.push({ key, stamp, replica: process, expiresAt: entry.expiresAt });
+          ownLatest.set(`${process}/${key}`, stamp);
+        }),
+      );
+      Promise.all(sets).then(() => history.ok(process, values.join(' ')), fail);
     } else if (roll < 45) {
       const key = REGISTER_KEYS[rng.int(REGISTER_KEYS.length)] as string;
       history.invoke(process, 'delete', null, key);

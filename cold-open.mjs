@@ -1,0 +1,10 @@
+import { createNode } from '@parley/node';
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+const n = 1_000_000, dataDir = process.argv[2];
+const t0 = performance.now(); const c0 = process.cpuUsage();
+const node = await createNode({ dataDir, logger: quiet, eventual: { maxLiveKeys: n + 10 } });
+const t1 = performance.now();
+const v = (await node.eventual('cold').get(`key-${n - 1}`))?.value;
+const t2 = performance.now(); const c = process.cpuUsage(c0);
+console.log(JSON.stringify({ createMs: Math.round(t1 - t0), firstReadMs: Math.round(t2 - t0), cpuMs: Math.round((c.user + c.system) / 1000), v }));
+await node.close();
