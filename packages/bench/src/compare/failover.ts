@@ -57,7 +57,11 @@ export async function failoverTrials(
     const res = await loop;
     clearTimeout(thawTimer);
     const acks = res.kind === 'steady' ? res.acks : [];
-    const next = acks.find((a) => a > killAt);
+    // The first write sent after the kill: one in flight at the kill may already be committed and
+    // answer a millisecond later, which says nothing about the failover.
+    const sentAt = res.kind === 'steady' ? res.sentAt : [];
+    const first = sentAt.findIndex((s) => s >= killAt);
+    const next = first < 0 ? undefined : acks[first];
     gaps[outage][side].push(next === undefined ? WINDOW - (killAt - start) : next - killAt);
     if (outage === 'kill') timelines[side].push(acks.map((a) => a - killAt));
     // A frozen leader thaws deposed and rejoins as a follower; a killed one restarts from its disk.

@@ -52,7 +52,7 @@ export function warmupOf(task: StrongTask, ops: number, seconds: number): Strong
 export type StrongTaskResult =
   | { kind: 'writes'; latencies: number[] }
   | { kind: 'rate'; ops: number; retries: number; seconds: number }
-  | { kind: 'steady'; acks: number[]; errors: number };
+  | { kind: 'steady'; acks: number[]; sentAt: number[]; errors: number };
 
 const VALUE = JSON.stringify({ pad: 'x'.repeat(40) });
 
@@ -124,21 +124,24 @@ export async function runStrongTask(a: StrongAdapter, t: StrongTask): Promise<St
       return { kind: 'rate', ops, retries: lost, seconds: (performance.now() - t0) / 1000 };
     }
     case 'steady': {
-      // A steady sequential write load; the wall-clock time (ms) of each acknowledged write.
+      // A steady sequential write load; the wall-clock time (ms) of each acknowledged write, and when it was sent.
       const acks: number[] = [];
+      const sentAt: number[] = [];
       let errors = 0;
       const end = Date.now() + t.durationMs;
       let i = 0;
       while (Date.now() < end) {
         try {
+          const sent = Date.now();
           await a.put(`${t.prefix}/steady${i++ % 16}`, VALUE);
           acks.push(Date.now());
+          sentAt.push(sent);
         } catch {
           errors++;
           await new Promise((r) => setTimeout(r, 5));
         }
       }
-      return { kind: 'steady', acks, errors };
+      return { kind: 'steady', acks, sentAt, errors };
     }
   }
 }
