@@ -1,4 +1,4 @@
-import type { DotRanges } from './types.js';
+import type { DotRanges, KeyState } from './types.js';
 
 /**
  * The set of dots (origin node, sequence number) a replica has seen, kept per
@@ -33,6 +33,15 @@ export class DotContext {
       }
     }
     return found >= 0 && seq <= (r[found * 2 + 1] as number);
+  }
+
+  /** Whether every dot `state` carries (a register's or tombstone's, each counter share's) has been seen. */
+  seenAll(state: KeyState): boolean {
+    if (state.type === 'counter') {
+      for (const [node, share] of state.shares) if (!this.has(node, share.seq)) return false;
+      return true;
+    }
+    return this.has(state.node, state.seq);
   }
 
   /** Whether every dot `(node, 1..seq)` has been seen (always for seq ≤ 0). */

@@ -15,7 +15,6 @@
  */
 import { InvalidArgumentError } from '@parley/interface';
 import { DotContext } from './context.js';
-import { forEachDot } from './key-state.js';
 import type { Delta, KeyState } from './types.js';
 
 /** `deltas` (at least one; all of `namespace`; each key in one of them at most) as one delta, without deps. */
@@ -31,17 +30,9 @@ export function joinDeltas(namespace: string, deltas: readonly Delta[]): Delta {
       if (keys.has(s.key)) throw new InvalidArgumentError(`key '${s.key}' in two of the deltas joined`);
       keys.add(s.key);
       // Dots of states themselves need no context entry: a merge adds them as it joins the state.
-      if (!seenAll(context, s)) states.push(s);
+      if (!context.seenAll(s)) states.push(s);
     }
     context.addAll(d.context);
   }
   return { namespace, states, context: context.snapshot() };
-}
-
-function seenAll(context: DotContext, state: KeyState): boolean {
-  let all = true;
-  forEachDot(state, (node, seq) => {
-    if (!context.has(node, seq)) all = false;
-  });
-  return all;
 }

@@ -428,7 +428,7 @@ export class NamespaceReplica {
     const changedKeys: string[] = [];
     if (delta.deps !== undefined && options?.ignoreDeps !== true && !depsCovered(this.ctx, delta)) {
       // Invisible until the deps are covered: not applied, its dots not in the context.
-      if (!delta.states.every((s) => this.seenAll(s))) this.pending.hold(delta);
+      if (!delta.states.every((s) => this.ctx.seenAll(s))) this.pending.hold(delta);
       return { changedKeys, rejectedStates: 0, held: true };
     }
     let { rejectedStates } = this.applyDelta(delta, nowMs, changedKeys);
@@ -449,7 +449,7 @@ export class NamespaceReplica {
     while (progress) {
       progress = false;
       for (const d of this.pending.list()) {
-        if (d.states.every((s) => this.seenAll(s))) {
+        if (d.states.every((s) => this.ctx.seenAll(s))) {
           this.pending.remove(d);
           continue;
         }
@@ -490,7 +490,7 @@ export class NamespaceReplica {
         clock: this.clock,
         tombstoneGraceMs: this.tombstoneGraceMs,
         join: (state) => {
-          if (!this.seenAll(state)) this.joinState(state, nowMs);
+          if (!this.ctx.seenAll(state)) this.joinState(state, nowMs);
         },
         applyDelta: (delta) => this.applyDelta(delta, nowMs, []),
         installed: (dots, tombstones) => {
@@ -517,7 +517,7 @@ export class NamespaceReplica {
         continue;
       }
       accepted.push(incoming);
-      if (this.seenAll(incoming)) continue;
+      if (this.ctx.seenAll(incoming)) continue;
       if (this.joinState(incoming, nowMs)) changedKeys.push(incoming.key);
     }
     if (rejectedStates > 0) {
@@ -715,14 +715,6 @@ export class NamespaceReplica {
     if (changed) this.install(incoming.key, next, current);
     this.observe(incoming, nowMs);
     return changed;
-  }
-
-  private seenAll(state: KeyState): boolean {
-    if (state.type === 'counter') {
-      for (const [node, share] of state.shares) if (!this.ctx.has(node, share.seq)) return false;
-      return true;
-    }
-    return this.ctx.has(state.node, state.seq);
   }
 
   private observe(state: KeyState, nowMs: number): void {

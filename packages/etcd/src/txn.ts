@@ -174,29 +174,28 @@ export class EtcdCalls {
   }
 
   /**
-   * The revision a watch "from now on" starts after: the newest this backend
-   * has seen, or (none yet) the revision of one linearizable read, which
-   * calls issued meanwhile wait for (`startPoint`). Undefined when etcd gave
-   * no answer within `timeoutMs`.
+   * For a watch "from now on" on a backend that has seen no revision yet:
+   * the revision of one linearizable read, which calls issued meanwhile wait
+   * for (`startPoint`; watches starting meanwhile share it). Undefined when
+   * etcd gave no answer within `timeoutMs`.
    */
   watchStart(timeoutMs: number): Promise<number | undefined> {
-    if (this.lastRevision > 0) return Promise.resolve(this.lastRevision);
     if (this.startPoint) return this.startPoint;
     const bound: CallBound = { deadlineMs: this.clock.nowMs() + timeoutMs };
-    const learned = this.attempt('range', bound, (o) =>
+    this.startPoint = this.attempt('range', bound, (o) =>
       this.client.kv.range({ key: this.keys.entriesRoot(), count_only: true }, o),
     ).then(
       (res) => {
+        this.startPoint = undefined;
         this.note(res.header?.revision, bound);
         return this.lastRevision > 0 ? this.lastRevision : undefined;
       },
-      () => undefined,
+      () => {
+        this.startPoint = undefined;
+        return undefined;
+      },
     );
-    this.startPoint = learned;
-    void learned.then(() => {
-      if (this.startPoint === learned) this.startPoint = undefined;
-    });
-    return learned;
+    return this.startPoint;
   }
 
   private async attempt<T>(

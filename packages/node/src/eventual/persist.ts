@@ -407,15 +407,11 @@ export class NamespaceStore {
     let run: LocalWrite[] = [];
     const keys = new Set<string>();
     const endRun = () => {
-      const joined =
-        run.length > 1
-          ? joinDeltas(
-              this.ns,
-              run.map((l) => l.delta),
-            )
-          : undefined;
-      if (joined) parts.push(encodeDelta(joined));
-      else if (run.length === 1) parts.push((run[0] as LocalWrite).bytes);
+      if (run.length === 1) parts.push((run[0] as LocalWrite).bytes);
+      else if (run.length > 1) {
+        const deltas = run.map((l) => l.delta);
+        parts.push(encodeDelta(joinDeltas(this.ns, deltas)));
+      }
       run = [];
       keys.clear();
     };
