@@ -41,15 +41,19 @@ describe('libp2p transport', () => {
     expect(err).toMatchObject({ code: 'not_leader', details: { leaderHint: '12D3KooWleader' } });
   });
 
-  it('moves megabytes both ways under the half-window rule, and a long run of small messages', async () => {
+  it.each([
+    ['libp2p streams, under the half-window rule', false],
+    ['the lean channel', true],
+  ])('moves megabytes both ways over %s, and a long run of small messages', async (_name, lean) => {
     const psk = generatePsk();
-    const a = await createLibp2pTransport({ listen: ['/ip4/127.0.0.1/tcp/0'], psk, logger: silentLogger });
+    const a = await createLibp2pTransport({ listen: ['/ip4/127.0.0.1/tcp/0'], psk, lean, logger: silentLogger });
     await a.start();
     running.push(a);
     a.handle('echo', (_from, payload) => payload);
     const b = await createLibp2pTransport({
       listen: ['/ip4/127.0.0.1/tcp/0'],
       psk,
+      lean,
       bootstrap: a.addresses(),
       logger: silentLogger,
     });
@@ -67,6 +71,8 @@ describe('libp2p transport', () => {
       );
       expect(replies.every((r, i) => r.length === 400 && r[0] === i)).toBe(true);
     }
+    expect(b.stats().leanLinks).toEqual({ outbound: lean ? 1 : 0, inbound: 0 });
+    expect(a.stats().leanLinks).toEqual({ outbound: 0, inbound: lean ? 1 : 0 });
   });
 
   it('redials a bootstrap peer that went away once it is back on the same address', async () => {

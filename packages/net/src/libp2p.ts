@@ -12,7 +12,7 @@
  */
 import './polyfill.js';
 import { privateKeyFromProtobuf } from '@libp2p/crypto/keys';
-import type { Connection, Libp2p, PeerId as Libp2pPeerId, PrivateKey, Stream } from '@libp2p/interface';
+import type { Libp2p, PeerId as Libp2pPeerId, PrivateKey, Stream } from '@libp2p/interface';
 import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id';
 import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
 import {
@@ -47,10 +47,13 @@ import {
   WIRE_VERSION,
 } from './frame.js';
 import { generatePrivateKey, validatePsk } from './keys.js';
+import { LeanChannels } from './lean/channels.js';
+import { askPort, LEAN_PROTOCOL, leanListenHost, remoteHost, servePort } from './lean/discovery.js';
 import { DEFAULT_LIBP2P_LIMITS, type Libp2pLimits } from './libp2p-limits.js';
 import { createParleyLibp2p, type Services } from './libp2p-node.js';
 import { describeError, type NetLogger, stderrLogger } from './logger.js';
 import { PendingRequests } from './pending.js';
+import { libp2pRpcStream, type RpcStream } from './rpc-stream.js';
 import { FrameBatcher } from './stream-batching.js';
 
 export { DEFAULT_LIBP2P_LIMITS, type Libp2pLimits } from './libp2p-limits.js';
@@ -77,14 +80,18 @@ export interface Libp2pTransportOptions {
   limits?: Partial<Libp2pLimits>;
   /** Local-network discovery; needs the optional `@libp2p/mdns` package. Off by default. */
   mdns?: boolean;
+  /**
+   * The lean channel for requests and one-way messages (on by default): a second TCP port
+   * with one ChaCha20-Poly1305 layer keyed by an X25519 exchange salted with the PSK, instead
+   * of PSK + noise + yamux on every frame (gossip stays on libp2p). `port` fixes its port
+   * (default: any free one, announced to peers over libp2p). A peer that cannot be reached
+   * on it is served over libp2p streams, as with `false`.
+   */
+  lean?: boolean | { port?: number };
   logger?: NetLogger;
 }
 
 const textEncoder = new TextEncoder();
-
-function chunkBytes(data: Uint8Array | { subarray(): Uint8Array }): Uint8Array {
-  return data instanceof Uint8Array ? data : data.subarray();
-}
 
 /** Creates a libp2p transport. Call `start()` to listen and dial the bootstrap list. */
 export async function createLibp2pTransport(options: Libp2pTransportOptions): Promise<Libp2pTransport> {
@@ -102,9 +109,9 @@ export async function createLibp2pTransport(options: Libp2pTransportOptions): Pr
 
 /** One long-lived outbound stream to a peer for one application protocol. */
 class OutboundChannel {
-  stream: Stream | undefined;
+  stream: RpcStream | undefined;
   writer: FrameBatcher | undefined;
-  opening: Promise<Stream> | undefined;
+  opening: Promise<RpcStream> | undefined;
   readonly pending = new Set<number>();
 
   constructor(
@@ -124,7 +131,10 @@ export class Libp2pTransport implements Transport {
   private readonly gossipHandlers = new Map<string, Set<GossipHandler>>();
   private readonly requests: PendingRequests;
   private readonly channels = new Map<string, OutboundChannel>();
-  private readonly inboundStreams = new Set<Stream>();
+  private readonly inboundStreams = new Set<RpcStream>();
+  private lean: LeanChannels | undefined;
+  /** Peers whose lean channel failed: served over libp2p streams until they reconnect. */
+  private readonly noLean = new Set<PeerId>();
   private nextRequestId = 1;
   private abortedStreams = 0;
   private sentMessages = 0;
@@ -176,7 +186,10 @@ export class Libp2pTransport implements Transport {
     sentMessages: number;
     /** One-way messages dropped: the stream would not open or closed first, or no handler / a full window at the peer. */
     droppedMessages: number;
+    /** Lean-channel links: dialed by this node, and dialed by peers. */
+    leanLinks: { outbound: number; inbound: number };
   } {
+    const lean = this.lean?.counts();
     return {
       inboundStreams: this.inboundStreams.size,
       outboundChannels: this.channels.size,
@@ -184,6 +197,7 @@ export class Libp2pTransport implements Transport {
       abortedStreams: this.abortedStreams,
       sentMessages: this.sentMessages,
       droppedMessages: this.droppedMessages,
+      leanLinks: { outbound: lean?.outboundLinks ?? 0, inbound: lean?.inboundLinks ?? 0 },
     };
   }
 
@@ -221,16 +235,21 @@ export class Libp2pTransport implements Transport {
     });
     node.addEventListener('peer:disconnect', (evt) => {
       const peer = evt.detail.toString();
+      this.noLean.delete(peer);
+      this.lean?.drop(peer);
       this.failPeer(peer, new UnavailableError(`peer ${peer} disconnected`, { peer }));
       this.events.emit('peer:disconnect', peer);
     });
     node.services.pubsub.addEventListener('message', (evt) => {
       this.deliverGossip(evt.detail.topic, evt.detail.data);
     });
-    await node.handle(RPC_PROTOCOL, (stream, connection) => this.acceptStream(stream, connection), {
-      maxInboundStreams: limits.maxStreamsPerPeer,
-      maxOutboundStreams: limits.maxStreamsPerPeer,
-    });
+    await node.handle(
+      RPC_PROTOCOL,
+      (stream, connection) =>
+        this.acceptStream(libp2pRpcStream(stream, limits.maxWriteBufferBytes), connection.remotePeer.toString()),
+      { maxInboundStreams: limits.maxStreamsPerPeer, maxOutboundStreams: limits.maxStreamsPerPeer },
+    );
+    await this.startLean(node);
     await node.start();
     for (const topic of this.gossipHandlers.keys()) node.services.pubsub.subscribe(topic);
     if (this.state !== 'starting') {
@@ -250,6 +269,7 @@ export class Libp2pTransport implements Transport {
     if (this.redialTimer) clearInterval(this.redialTimer);
     this.requests.failAll(new ClosedError('transport'));
     this.channels.clear();
+    await this.lean?.stop();
     if (wasStarted && this.node) await this.node.stop();
   }
 
@@ -378,7 +398,7 @@ export class Libp2pTransport implements Transport {
   private channelFor(peer: PeerId, protocol: string): OutboundChannel {
     const key = `${peer}\n${protocol}`;
     let channel = this.channels.get(key);
-    if (channel?.stream && channel.stream.writeStatus !== 'writable') {
+    if (channel?.stream && !channel.stream.writable) {
       // Closing but its close event has not run yet: its own requests fail with it; start afresh.
       this.channels.delete(key);
       channel = undefined;
@@ -390,35 +410,20 @@ export class Libp2pTransport implements Transport {
     return channel;
   }
 
-  private openChannel(channel: OutboundChannel): Promise<Stream> {
+  private openChannel(channel: OutboundChannel): Promise<RpcStream> {
     if (channel.opening) return channel.opening;
-    const node = this.requireNode();
     channel.opening = (async () => {
-      let target: Libp2pPeerId;
-      try {
-        target = peerIdFromString(channel.peer);
-      } catch {
-        throw new UnavailableError(`'${channel.peer}' is not a peer id`, { peer: channel.peer });
-      }
-      let stream: Stream;
-      try {
-        stream = await node.dialProtocol(target, RPC_PROTOCOL, {
-          signal: AbortSignal.timeout(this.limits.dialTimeoutMs),
-        });
-      } catch (err) {
-        throw new UnavailableError(`cannot reach ${channel.peer}: ${describeError(err)}`, { peer: channel.peer });
-      }
+      const stream = (await this.openLeanStream(channel.peer)) ?? (await this.openLibp2pStream(channel.peer));
       if (this.state !== 'started') {
         stream.abort(new ClosedError('transport'));
         throw new ClosedError('transport');
       }
-      stream.maxWriteBufferLength = this.limits.maxWriteBufferBytes;
       stream.send(encodeFrame({ type: 'hello', version: WIRE_VERSION, protocol: channel.protocol }));
       const reader = new FrameReader(this.maxBodyBytes);
-      stream.addEventListener('message', (evt) => {
+      stream.onData((chunk) => {
         let bodies: Uint8Array[];
         try {
-          bodies = reader.push(chunkBytes(evt.data));
+          bodies = reader.push(chunk);
         } catch (err) {
           this.log.warn('bad frame from peer; closing the stream', { peer: channel.peer, error: describeError(err) });
           stream.abort(err as Error);
@@ -439,7 +444,7 @@ export class Libp2pTransport implements Transport {
           this.onResponse(channel, frame);
         }
       });
-      stream.addEventListener('close', () => this.closeChannel(channel, stream));
+      stream.onClose(() => this.closeChannel(channel, stream));
       channel.writer = new FrameBatcher(stream, (err) => stream.abort(err as Error));
       channel.stream = stream;
       return stream;
@@ -453,9 +458,80 @@ export class Libp2pTransport implements Transport {
     return channel.opening;
   }
 
+  private async openLibp2pStream(peer: PeerId): Promise<RpcStream> {
+    const node = this.requireNode();
+    let target: Libp2pPeerId;
+    try {
+      target = peerIdFromString(peer);
+    } catch {
+      throw new UnavailableError(`'${peer}' is not a peer id`, { peer });
+    }
+    let stream: Stream;
+    try {
+      stream = await node.dialProtocol(target, RPC_PROTOCOL, {
+        signal: AbortSignal.timeout(this.limits.dialTimeoutMs),
+      });
+    } catch (err) {
+      throw new UnavailableError(`cannot reach ${peer}: ${describeError(err)}`, { peer });
+    }
+    return libp2pRpcStream(stream, this.limits.maxWriteBufferBytes);
+  }
+
+  /** A stream on the lean channel to `peer`, or undefined to use libp2p (lean off, or it failed for this peer). */
+  private async openLeanStream(peer: PeerId): Promise<RpcStream | undefined> {
+    const lean = this.lean;
+    const node = this.node;
+    if (!lean || !node || this.noLean.has(peer)) return undefined;
+    let target: Libp2pPeerId;
+    try {
+      target = peerIdFromString(peer);
+    } catch {
+      return undefined; // openLibp2pStream reports it
+    }
+    try {
+      return await lean.openStream(peer, async () => {
+        const port = await askPort(node, target, this.limits.dialTimeoutMs);
+        const host = remoteHost(node, target);
+        if (!host) throw new UnavailableError(`no connection to ${peer} to take its address from`, { peer });
+        return { host, port };
+      });
+    } catch (err) {
+      if (this.state !== 'started') throw new ClosedError('transport');
+      this.noLean.add(peer); // until it reconnects
+
+      this.log.debug('lean channel unavailable; using libp2p streams', { peer, error: describeError(err) });
+      return undefined;
+    }
+  }
+
+  private async startLean(node: Libp2p<Services>): Promise<void> {
+    const option = this.options.lean ?? true;
+    if (option === false) return;
+    const allow = this.allowPeers;
+    const limits = this.limits;
+    const lean = new LeanChannels({
+      privateKey: this.privateKey,
+      psk: this.options.psk,
+      admit: (peer) => !allow || allow.has(peer),
+      log: this.log,
+      handshakeTimeoutMs: limits.dialTimeoutMs,
+      maxStreamsPerLink: limits.maxStreamsPerPeer,
+      maxBufferedBytes: limits.maxWriteBufferBytes,
+      maxInboundLinks: limits.maxConnections,
+      maxRecordBytes: Math.max(this.maxBodyBytes + 4, 64 * 1024) + 5,
+      onInboundStream: (stream, from) => this.acceptStream(stream, from),
+    });
+    await lean.listen(leanListenHost(this.options.listen), option === true ? 0 : (option.port ?? 0));
+    this.lean = lean;
+    await node.handle(LEAN_PROTOCOL, (stream) => servePort(stream, lean.port), {
+      maxInboundStreams: 4,
+      maxOutboundStreams: 4,
+    });
+  }
+
   private sendOn(channel: OutboundChannel, frame: Uint8Array, id: number): void {
     const stream = channel.stream;
-    if (stream?.writeStatus !== 'writable' || !channel.writer) {
+    if (!stream?.writable || !channel.writer) {
       this.requests.fail(id, new UnavailableError(`stream to ${channel.peer} is closed`, { peer: channel.peer }));
       return;
     }
@@ -464,7 +540,7 @@ export class Libp2pTransport implements Transport {
 
   private writeMessage(channel: OutboundChannel, frame: Uint8Array): Promise<void> {
     if (this.state !== 'started') return Promise.reject(new ClosedError('transport'));
-    if (channel.stream?.writeStatus !== 'writable' || !channel.writer) {
+    if (!channel.stream?.writable || !channel.writer) {
       this.droppedMessages++;
       return Promise.reject(new UnavailableError(`stream to ${channel.peer} is closed`, { peer: channel.peer }));
     }
@@ -484,7 +560,7 @@ export class Libp2pTransport implements Transport {
     else this.requests.fail(frame.id, errorFromFrame(frame));
   }
 
-  private closeChannel(channel: OutboundChannel, stream: Stream): void {
+  private closeChannel(channel: OutboundChannel, stream: RpcStream): void {
     const key = `${channel.peer}\n${channel.protocol}`;
     if (this.channels.get(key) === channel) this.channels.delete(key);
     if (channel.stream !== stream) return;
@@ -500,12 +576,10 @@ export class Libp2pTransport implements Transport {
 
   // ---- inbound requests ----
 
-  private acceptStream(stream: Stream, connection: Connection): void {
-    const from = connection.remotePeer.toString();
+  private acceptStream(stream: RpcStream, from: PeerId): void {
     const reader = new FrameReader(this.maxBodyBytes);
     let protocol: string | undefined;
     let active = 0;
-    stream.maxWriteBufferLength = this.limits.maxWriteBufferBytes;
     this.inboundStreams.add(stream);
     const writer = new FrameBatcher(stream, (err) => reject('cannot write a response; closing the stream', err));
     const helloTimer = setTimeout(() => {
@@ -515,7 +589,7 @@ export class Libp2pTransport implements Transport {
         stream.abort(new TimeoutError('no hello frame'));
       }
     }, this.limits.helloTimeoutMs);
-    stream.addEventListener('close', () => {
+    stream.onClose(() => {
       clearTimeout(helloTimer);
       this.inboundStreams.delete(stream);
     });
@@ -525,7 +599,7 @@ export class Libp2pTransport implements Transport {
       stream.abort(err instanceof Error ? err : new DecodeError(String(err)));
     };
     const reply = (frame: Frame) => {
-      if (stream.writeStatus !== 'writable') return;
+      if (!stream.writable) return;
       const encoded = encodeFrame(frame);
       if (writer.pendingBytes + encoded.length > this.limits.maxWriteBufferBytes) {
         reject('peer is not reading its responses; closing the stream', new UnavailableError('write buffer full'));
@@ -533,10 +607,10 @@ export class Libp2pTransport implements Transport {
       }
       writer.write(encoded);
     };
-    stream.addEventListener('message', (evt) => {
+    stream.onData((chunk) => {
       let bodies: Uint8Array[];
       try {
-        bodies = reader.push(chunkBytes(evt.data));
+        bodies = reader.push(chunk);
       } catch (err) {
         reject('bad frame from peer; closing the stream', err);
         return;

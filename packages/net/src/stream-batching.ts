@@ -1,12 +1,12 @@
-import type { Stream } from '@libp2p/interface';
+import type { RpcStream } from './rpc-stream.js';
 
 /** Frames queued in one turn are sent as one write once they reach this many bytes or the turn ends. */
 const MAX_BATCH_BYTES = 64 * 1024;
 
 /**
  * Coalesces the frames written to a stream during one turn of the event loop
- * into a single `stream.send`: one yamux frame, one noise record and one
- * socket write instead of one per request. The only delay is a microtask.
+ * into a single `stream.send`: one yamux frame (or lean record), one noise
+ * record and one socket write instead of one per request. The only delay is a microtask.
  */
 export class FrameBatcher {
   private queue: Uint8Array[] = [];
@@ -14,13 +14,13 @@ export class FrameBatcher {
   private scheduled = false;
 
   constructor(
-    private readonly stream: Stream,
+    private readonly stream: RpcStream,
     private readonly onError: (err: unknown) => void,
   ) {}
 
   /** Bytes accepted but not yet handed to the network. */
   get pendingBytes(): number {
-    return this.queuedBytes + this.stream.writeBufferLength;
+    return this.queuedBytes + this.stream.bufferedBytes;
   }
 
   write(frame: Uint8Array): void {
@@ -54,7 +54,7 @@ export class FrameBatcher {
         at += frame.length;
       }
     }
-    if (this.stream.writeStatus !== 'writable') return;
+    if (!this.stream.writable) return;
     try {
       this.stream.send(data);
     } catch (err) {

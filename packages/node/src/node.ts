@@ -149,6 +149,7 @@ export async function createNode(options: NodeOptions = {}): Promise<ParleyNode>
         psk,
         allowPeers: options.allowList,
         openCluster: options.openCluster ?? false,
+        ...(options.lean !== undefined ? { lean: options.lean } : {}),
         logger: netLogger(logger),
       });
       transport = listening;

@@ -26,6 +26,12 @@ export interface NodeOptions {
   allowList?: string[];
   /** Run with neither PSK nor allow-list: anyone who reaches the port may join. */
   openCluster?: boolean;
+  /**
+   * The lean channel for requests, Raft and strong traffic (default on, any free port on the
+   * first `listen` address): `{ port }` fixes its TCP port (open it beside the libp2p port in a
+   * firewall), `false` keeps every request on libp2p streams. See @parley/net's README.
+   */
+  lean?: boolean | { port?: number };
   /** A pino logger (or anything with debug/info/warn/error). Default: pino at `warn` on stderr. */
   logger?: NodeLogger;
   /** Eventual namespaces: limits, gossip and anti-entropy settings. */

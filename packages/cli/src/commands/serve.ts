@@ -18,6 +18,8 @@ export interface ServeOptions {
   listen?: string[];
   bootstrap?: string[];
   pskFile?: string;
+  leanPort?: string;
+  lean?: boolean;
   voters?: string;
   etcd?: string;
   etcdPrefix?: string;
@@ -81,6 +83,8 @@ export function serveCommand(program: Command): void {
     .option('--listen <multiaddr>', 'peer-to-peer listen address (repeatable; default /ip4/127.0.0.1/tcp/0)', collect)
     .option('--bootstrap <multiaddr>', 'a peer to dial, /ip4/…/tcp/…/p2p/<peer id> (repeatable)', collect)
     .option('--psk-file <path>', "the cluster's pre-shared key (default <data-dir>/cluster.psk, created once)")
+    .option('--lean-port <port>', 'TCP port of the lean channel for requests and Raft (default: any free one)')
+    .option('--no-lean', 'carry requests and Raft on libp2p streams (no second port)')
     .option('--voters <peer ids>', 'comma-separated Raft voters when the group first forms (default: this node alone)')
     .option(
       '--etcd <urls>',
@@ -137,6 +141,12 @@ async function serve(opts: ServeOptions, json: boolean): Promise<void> {
   if (opts.listen !== undefined) nodeOptions.listen = opts.listen;
   if (opts.bootstrap !== undefined) nodeOptions.bootstrap = opts.bootstrap;
   if (opts.pskFile !== undefined) nodeOptions.psk = resolve(opts.pskFile);
+  if (opts.lean === false) nodeOptions.lean = false;
+  else if (opts.leanPort !== undefined) {
+    const leanPort = parseInteger('--lean-port', opts.leanPort);
+    if (leanPort < 0 || leanPort > 65_535) throw new UsageError('--lean-port must be in 0..65535');
+    nodeOptions.lean = { port: leanPort };
+  }
   if (opts.voters !== undefined) {
     const voters = opts.voters
       .split(',')
