@@ -25,6 +25,15 @@ export interface EventualOptions {
   remoteCommitDelayMs?: number;
   /** Largest gossip message (several deltas); larger batches are split. Default 256 KiB. */
   maxGossipBytes?: number;
+  /**
+   * Direct fan-out: while this node is connected to at most this many peers and to every
+   * replica of the namespace heard from in the last `10 × antiEntropyMs`, its gossip goes
+   * straight to each connected peer as one one-way message (one copy per peer, nothing
+   * forwarded) instead of through gossipsub's mesh (several copies per peer). Otherwise, or
+   * with 0, gossipsub carries it and forwards it to peers this node does not reach.
+   * Default 32.
+   */
+  directFanoutPeers?: number;
   /** Mean period of anti-entropy rounds (jittered ±50%). Default 5,000 ms. */
   antiEntropyMs?: number;
   /** Timeout of one anti-entropy or majority request. Default 5,000 ms. */
@@ -72,6 +81,7 @@ export function resolveEventualOptions(o: EventualOptions = {}): ResolvedEventua
     gossipDelayMs: int('gossipDelayMs', o.gossipDelayMs, 2, 0, 10_000),
     remoteCommitDelayMs: int('remoteCommitDelayMs', o.remoteCommitDelayMs, 50, 0, 10_000),
     maxGossipBytes: int('maxGossipBytes', o.maxGossipBytes, 256 * 1024, 1024, 4 * 1024 * 1024 - 1024),
+    directFanoutPeers: int('directFanoutPeers', o.directFanoutPeers, 32, 0, 1024),
     antiEntropyMs: int('antiEntropyMs', o.antiEntropyMs, 5_000, 10, 86_400_000),
     requestTimeoutMs: int('requestTimeoutMs', o.requestTimeoutMs, 5_000, 1, 600_000),
     gcIntervalMs: int('gcIntervalMs', o.gcIntervalMs, 60_000, 10, 86_400_000),

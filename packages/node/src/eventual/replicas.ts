@@ -63,6 +63,12 @@ export class KnownReplicas {
     return [...this.seen.keys()].sort();
   }
 
+  /** Whether some replica heard from at or after `sinceMs` is not in `connected`. */
+  anyUnconnectedSince(connected: ReadonlySet<PeerId>, sinceMs: number): boolean {
+    for (const [peer, at] of this.seen) if (at >= sinceMs && !connected.has(peer)) return true;
+    return false;
+  }
+
   /** The pairs to persist. */
   toJSON(): Array<[PeerId, number]> {
     return [...this.seen].sort((a, b) => (a[0] < b[0] ? -1 : 1));

@@ -4,7 +4,11 @@
  * - Gossip: one gossipsub topic per namespace (`parley/ev/1/<ns>`). Durable
  *   local deltas wait at most `gossipDelayMs` for company and leave together
  *   in one message of at most `maxGossipBytes`. Publishing with no peers is
- *   fine: anti-entropy repairs whatever gossip misses.
+ *   fine: anti-entropy repairs whatever gossip misses. Direct fan-out: while
+ *   this node reaches every recent replica itself (and at most
+ *   `directFanoutPeers` peers), the message goes to each connected peer as a
+ *   one-way request-protocol message instead (TAG_GOSSIP), one copy each,
+ *   which its receivers merge as gossip and do not forward.
  * - Anti-entropy: on every new connection, when the namespace opens, and every
  *   `antiEntropyMs` (±50%) with one peer, this node sends its digest (the dots
  *   it has seen) over a direct request (`parley/ev/1/<ns>`), and merges the
@@ -32,7 +36,16 @@ import {
 import { maxWallOf } from './persist.js';
 import type { ReplicationPort } from './port.js';
 import { KnownReplicas } from './replicas.js';
-import { decodeGossip, decodeRequest, encodeGossip, encodeRequest, TAG_PULL, TAG_PUSH, TAG_RICH } from './wire.js';
+import {
+  decodeGossip,
+  decodeRequest,
+  encodeGossip,
+  encodeRequest,
+  TAG_GOSSIP,
+  TAG_PULL,
+  TAG_PUSH,
+  TAG_RICH,
+} from './wire.js';
 
 /** Rejected inputs (decaying by half every PENALTY_HALF_LIFE_MS) after which a peer's gossip is ignored. */
 export const MUTE_THRESHOLD = 20;
@@ -40,6 +53,8 @@ export const PENALTY_HALF_LIFE_MS = 60_000;
 export const MUTE_MS = 60_000;
 /** Peers tracked for penalties (the worst are kept when full). */
 const MAX_PENALIZED = 1024;
+
+const EMPTY = new Uint8Array(0);
 
 function valueBytes(state: KeyState): number {
   if (state.type !== 'register') return 0;
@@ -148,8 +163,33 @@ export class Replicator {
       const msg = encodeGossip(batch);
       this.ns.counters.gossipBytesOut += msg.length;
       this.ns.ctx.events.emit('gossip:bytes', { direction: 'out', bytes: msg.length, namespace: this.ns.name });
-      this.transport.publish(this.topic, msg).catch((err: unknown) => {
-        this.ns.ctx.logger.warn({ err: String(err), namespace: this.ns.name }, 'eventual: gossip publish failed');
+      const direct = this.directTargets();
+      if (direct) this.sendDirect(direct, msg);
+      else {
+        this.transport.publish(this.topic, msg).catch((err: unknown) => {
+          this.ns.ctx.logger.warn({ err: String(err), namespace: this.ns.name }, 'eventual: gossip publish failed');
+        });
+      }
+    }
+  }
+
+  /** The peers to send gossip to directly, or undefined when gossipsub must carry it (see the header). */
+  private directTargets(): PeerId[] | undefined {
+    const max = this.ns.options.directFanoutPeers;
+    if (max === 0) return undefined;
+    const connected = this.transport.peers();
+    if (connected.length > max) return undefined;
+    const recent = this.ns.now() - 10 * this.ns.options.antiEntropyMs;
+    if (this.replicas.anyUnconnectedSince(new Set(connected), recent)) return undefined;
+    return connected;
+  }
+
+  private sendDirect(peers: readonly PeerId[], msg: Uint8Array): void {
+    const request = encodeRequest(TAG_GOSSIP, msg);
+    for (const peer of peers) {
+      // Best effort, as gossip: a lost copy is repaired by anti-entropy.
+      this.transport.send(peer, this.protocol, request).catch((err: unknown) => {
+        this.ns.ctx.logger.debug({ err: String(err), namespace: this.ns.name, peer }, 'eventual: direct gossip failed');
       });
     }
   }
@@ -259,6 +299,10 @@ export class Replicator {
     } catch (err) {
       this.reject(from, err);
       throw err;
+    }
+    if (req.tag === TAG_GOSSIP) {
+      this.onGossip(from, req.body);
+      return EMPTY;
     }
     this.noteReplica(from);
     this.ns.checkIncarnation();

@@ -65,6 +65,8 @@ export function decodeRequest(bytes: Uint8Array): { tag: number; body: Uint8Arra
   if (!(bytes instanceof Uint8Array) || bytes.length < 2) throw new DecodeError('request too short', 0);
   if (bytes[0] !== WIRE_VERSION) throw new DecodeError('unknown wire version', 0);
   const tag = bytes[1] as number;
-  if (tag !== TAG_PULL && tag !== TAG_PUSH && tag !== TAG_RICH) throw new DecodeError(`unknown request tag ${tag}`, 1);
+  if (tag !== TAG_PULL && tag !== TAG_PUSH && tag !== TAG_RICH && tag !== TAG_GOSSIP) {
+    throw new DecodeError(`unknown request tag ${tag}`, 1);
+  }
   return { tag, body: bytes.subarray(2) };
 }
