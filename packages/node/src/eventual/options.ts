@@ -14,7 +14,11 @@ export interface EventualOptions {
   maxTtlSeconds?: number;
   /** Tombstones and expired entries are collected this long after their last write; also the incarnation bound. Default maxTtlSeconds·1000. */
   tombstoneGraceMs?: number;
-  /** Longest a local write waits for company before its gossip message leaves. Default 2 ms. */
+  /**
+   * Longest a local write waits for company before its gossip message leaves. Default 0: the
+   * message leaves on the next timer turn, with the writes made durable by the same group
+   * commit (which already batches them); raise it to pack writes of several commits together.
+   */
   gossipDelayMs?: number;
   /**
    * Longest a delta merged from a peer (gossip, anti-entropy) waits before its batch is
@@ -78,7 +82,7 @@ export function resolveEventualOptions(o: EventualOptions = {}): ResolvedEventua
     defaultTtlSeconds: int('defaultTtlSeconds', o.defaultTtlSeconds, Math.min(3600, maxTtlSeconds), 1, maxTtlSeconds),
     maxTtlSeconds,
     tombstoneGraceMs: int('tombstoneGraceMs', o.tombstoneGraceMs, maxTtlSeconds * 1000, 0, Number.MAX_SAFE_INTEGER),
-    gossipDelayMs: int('gossipDelayMs', o.gossipDelayMs, 2, 0, 10_000),
+    gossipDelayMs: int('gossipDelayMs', o.gossipDelayMs, 0, 0, 10_000),
     remoteCommitDelayMs: int('remoteCommitDelayMs', o.remoteCommitDelayMs, 50, 0, 10_000),
     maxGossipBytes: int('maxGossipBytes', o.maxGossipBytes, 256 * 1024, 1024, 4 * 1024 * 1024 - 1024),
     directFanoutPeers: int('directFanoutPeers', o.directFanoutPeers, 32, 0, 1024),
