@@ -90,6 +90,7 @@ export class Cluster {
         dataDir: join(config.runDir, name),
         httpPort: await freePort(),
         p2pPort: await freePort(),
+        leanPort: await freePort(),
         ...uid(slot - 1),
       } as const;
       nodes.push(new ParleyNode(spec, common, clock, config.tmpfsMb));
@@ -118,7 +119,11 @@ export class Cluster {
         uid: base + e.spec.slot,
         ports: [e.spec.peerPort, e.spec.clientPort],
       })),
-      ...this.nodes.map((n) => ({ slot: n.spec.slot, uid: base + n.spec.slot, ports: [n.spec.p2pPort] })),
+      ...this.nodes.map((n) => ({
+        slot: n.spec.slot,
+        uid: base + n.spec.slot,
+        ports: [n.spec.p2pPort, n.spec.leanPort],
+      })),
     ];
   }
 

@@ -22,6 +22,8 @@ export interface NodeSpec {
   readonly dataDir: string;
   readonly httpPort: number;
   readonly p2pPort: number;
+  /** The lean channel's port (requests, Raft): fixed, so the firewall cuts it with the libp2p port. */
+  readonly leanPort: number;
   /** Set when partitions are on (each node under a uid of its own). */
   readonly uid?: number;
 }
@@ -91,7 +93,7 @@ export class ParleyNode {
 
   private args(): string[] {
     const a = [this.common.cliBin, '--output', 'json', 'serve', '--data-dir', this.spec.dataDir];
-    a.push('--port', String(this.spec.httpPort), '--listen', this.p2pAddr);
+    a.push('--port', String(this.spec.httpPort), '--listen', this.p2pAddr, '--lean-port', String(this.spec.leanPort));
     for (const b of this.bootstrap) a.push('--bootstrap', b);
     if (this.common.etcd !== undefined) {
       a.push('--etcd', this.common.etcd.endpoints.join(','), '--etcd-prefix', this.common.etcd.prefix);
