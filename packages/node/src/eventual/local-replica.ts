@@ -41,6 +41,10 @@ export interface NamespaceCounters {
   tornRecords: number;
   /** Gossip messages ignored because their sender kept sending bad input. */
   mutedGossip: number;
+  /** Gossip messages sent by direct fan-out (each to every connected peer). */
+  directGossip: number;
+  /** Gossip messages published on gossipsub while direct fan-out was on but a recent replica was out of reach. */
+  meshFallbacks: number;
 }
 
 function newCounters(): NamespaceCounters {
@@ -56,6 +60,8 @@ function newCounters(): NamespaceCounters {
     incarnations: 0,
     tornRecords: 0,
     mutedGossip: 0,
+    directGossip: 0,
+    meshFallbacks: 0,
   };
 }
 

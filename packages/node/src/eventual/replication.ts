@@ -164,8 +164,10 @@ export class Replicator {
       this.ns.counters.gossipBytesOut += msg.length;
       this.ns.ctx.events.emit('gossip:bytes', { direction: 'out', bytes: msg.length, namespace: this.ns.name });
       const direct = this.directTargets();
-      if (direct) this.sendDirect(direct, msg);
-      else {
+      if (direct) {
+        this.ns.counters.directGossip++;
+        this.sendDirect(direct, msg);
+      } else {
         this.transport.publish(this.topic, msg).catch((err: unknown) => {
           this.ns.ctx.logger.warn({ err: String(err), namespace: this.ns.name }, 'eventual: gossip publish failed');
         });
@@ -180,7 +182,10 @@ export class Replicator {
     const connected = this.transport.peers();
     if (connected.length > max) return undefined;
     const recent = this.ns.now() - 10 * this.ns.options.antiEntropyMs;
-    if (this.replicas.anyUnconnectedSince(new Set(connected), recent)) return undefined;
+    if (this.replicas.anyUnconnectedSince(new Set(connected), recent)) {
+      this.ns.counters.meshFallbacks++;
+      return undefined;
+    }
     return connected;
   }
 

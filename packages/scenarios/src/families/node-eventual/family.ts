@@ -409,6 +409,8 @@ function setup(sim: Simulation, config: NodeEventualConfig): ScenarioRun {
       let drift = 0;
       let repaired = 0;
       let incarnations = 0;
+      let direct = 0;
+      let fallbacks = 0;
       let torn = 0;
       for (const n of nodes()) {
         const c = n.eventualModule.namespace(NAMESPACE).counters;
@@ -416,6 +418,8 @@ function setup(sim: Simulation, config: NodeEventualConfig): ScenarioRun {
         drift += c.driftRejections;
         repaired += c.repairedEntries;
         incarnations += c.incarnations;
+        direct += c.directGossip;
+        fallbacks += c.meshFallbacks;
       }
       return {
         nodes: count,
@@ -431,6 +435,8 @@ function setup(sim: Simulation, config: NodeEventualConfig): ScenarioRun {
         repairedEntries: repaired,
         tornRecords: torn,
         'guard.incarnation': incarnations,
+        'guard.directFanout': direct,
+        'guard.meshFallback': fallbacks,
       };
     },
   };
