@@ -167,6 +167,22 @@ export function heapUsedBytes(): number {
 /** How long a benchmark measures the idle cost (CPU with nothing to do) of its processes. */
 export const IDLE_MS = 10_000;
 
+/**
+ * How long the propagation benchmarks leave their cluster quiet before the second, settled
+ * idle window: the first window (just after the timed writes) still holds their tail (V8's
+ * memory-reducing collections after a burst, remote commits, compaction), which a cluster
+ * that is idle does not pay.
+ */
+export const SETTLE_MS = 30_000;
+
+/** CPU ms per second per process over `IDLE_MS`, as `cpuOf` (the sum over `processes`) counts it. */
+export async function idleCpuMsPerSecond(cpuOf: () => Promise<number>, processes: number): Promise<number> {
+  const before = await cpuOf();
+  const start = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+  return ((await cpuOf()) - before) / processes / ((performance.now() - start) / 1000);
+}
+
 /** Every process of a benchmark runs this much of its workload before anything is timed (JIT, caches, connections). */
 export const WARM_UP = { ops: 2_000, ms: 10_000 } as const;
 

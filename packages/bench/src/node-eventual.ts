@@ -26,7 +26,7 @@ import { createNode } from '@parley/node';
 import { EventualPeer } from '@parley/node/testing';
 import { openLevelKV, openMemoryKV, openMemoryRaftLog } from '@parley/storage';
 import * as Y from 'yjs';
-import { type Bench, IDLE_MS, quantile, startStopwatch, warmUp } from './index.js';
+import { type Bench, idleCpuMsPerSecond, quantile, SETTLE_MS, startStopwatch, warmUp } from './index.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -144,14 +144,16 @@ async function gossipPropagation(bench: Bench): Promise<void> {
     bench.add({ name: 'gossip CPU per delivery (receiving process)', unit: 'ms', value: cpuMs / (count * PEERS) });
     // Idle: the same processes with nothing to do (connections, gossipsub, timers), CPU ms per second each.
     await sleep(2_000);
-    const idleBefore = await cpuOf();
-    const idleStart = performance.now();
-    await sleep(IDLE_MS);
-    const idleMs = (await cpuOf()) - idleBefore;
     bench.add({
-      name: `idle cluster CPU per process, ${PEERS + 1} nodes`,
+      name: `idle cluster CPU per process, ${PEERS + 1} nodes, just after the writes`,
       unit: 'ms/s',
-      value: idleMs / PEERS / ((performance.now() - idleStart) / 1000),
+      value: await idleCpuMsPerSecond(cpuOf, PEERS),
+    });
+    await sleep(SETTLE_MS);
+    bench.add({
+      name: `idle cluster CPU per process, ${PEERS + 1} nodes, settled (${SETTLE_MS / 1000} s quiet)`,
+      unit: 'ms/s',
+      value: await idleCpuMsPerSecond(cpuOf, PEERS),
     });
   } finally {
     await Promise.allSettled(peers.map((p) => p.close()));

@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { IDLE_MS, warmUp } from '../index.js';
+import { idleCpuMsPerSecond as idleCpu, SETTLE_MS, warmUp } from '../index.js';
 import type { YjsPeerTask } from './yjs-peer.js';
 import { YjsSyncEndpoint } from './yjs-sync.js';
 
@@ -111,6 +111,8 @@ export interface PropagationResult {
   cpuPerDeliveryMs: number;
   /** CPU (user + system) per receiving process per second with nothing sent, ms. */
   idleCpuMsPerSecond: number;
+  /** The same after `SETTLE_MS` more of quiet. */
+  settledIdleCpuMsPerSecond: number;
 }
 
 /** Runs the workload on `nodes` Yjs nodes (writer included). */
@@ -163,12 +165,12 @@ export async function yjsPropagation(nodes: number, count = PROPAGATION_UPDATES)
         else latenciesMs.push(t1 - t0);
       }
     }
-    // Idle: the same processes with nothing to send, as on Parley's side (IDLE_MS, 2 s after the last read).
+    // Idle: the same processes with nothing to send, as on Parley's side (IDLE_MS, 2 s after the
+    // last read, and again after SETTLE_MS of quiet).
     await sleep(2_000);
-    const idleBefore = await cpuOf();
-    const idleStart = performance.now();
-    await sleep(IDLE_MS);
-    const idleCpuMsPerSecond = ((await cpuOf()) - idleBefore) / peers.length / ((performance.now() - idleStart) / 1000);
+    const idleCpuMsPerSecond = await idleCpu(cpuOf, peers.length);
+    await sleep(SETTLE_MS);
+    const settledIdleCpuMsPerSecond = await idleCpu(cpuOf, peers.length);
     return {
       latenciesMs,
       missing,
@@ -177,6 +179,7 @@ export async function yjsPropagation(nodes: number, count = PROPAGATION_UPDATES)
       bytesOut,
       cpuPerDeliveryMs: cpuMs / (count * peers.length),
       idleCpuMsPerSecond,
+      settledIdleCpuMsPerSecond,
     };
   } finally {
     await Promise.allSettled(peers.map((p) => p.close()));
