@@ -92,6 +92,10 @@ export async function createParleyLibp2p(o: ParleyLibp2pOptions): Promise<Libp2p
         // nodes per host and admits peers by the cluster key or allow-list, not by address, so
         // the penalty is off; the other score terms stay as gossipsub sets them.
         scoreParams: { IPColocationFactorWeight: 0 },
+        // Mesh tags in the peer store only steer libp2p's connection pruning, which Parley does not
+        // use (connections are capped, not pruned by value); each graft and prune was a peer-store
+        // write (encode, compare, save), the largest item of an idle node's CPU.
+        tagMeshPeers: false,
       }),
     },
   });
