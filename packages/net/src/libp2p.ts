@@ -188,6 +188,8 @@ export class Libp2pTransport implements Transport {
     droppedMessages: number;
     /** Lean-channel links: dialed by this node, and dialed by peers. */
     leanLinks: { outbound: number; inbound: number };
+    /** The lean channel's TCP port (0: off or not started). */
+    leanPort: number;
   } {
     const lean = this.lean?.counts();
     return {
@@ -198,6 +200,7 @@ export class Libp2pTransport implements Transport {
       sentMessages: this.sentMessages,
       droppedMessages: this.droppedMessages,
       leanLinks: { outbound: lean?.outboundLinks ?? 0, inbound: lean?.inboundLinks ?? 0 },
+      leanPort: this.lean?.port ?? 0,
     };
   }
 

@@ -4,7 +4,7 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generatePrivateKey, generatePsk } from '../keys.js';
 import { createLibp2pTransport, type Libp2pTransport } from '../libp2p.js';
-import { silentLogger } from '../logger.js';
+import { type NetLogger, silentLogger } from '../logger.js';
 import type { RpcStream } from '../rpc-stream.js';
 import { type Handshaken, handshake } from './handshake.js';
 import { LeanLink } from './link.js';
@@ -279,5 +279,56 @@ describe('lean channel in the transport', () => {
     const failed = expect(pending).rejects.toMatchObject({ code: 'unavailable' });
     await a.stop();
     await failed;
+  });
+});
+
+describe('lean port under hostile input', () => {
+  it('refuses garbage and bounds connections that never finish a handshake, serving an honest peer throughout', async () => {
+    const psk = generatePsk();
+    const warnings: string[] = [];
+    const logger: NetLogger = { debug() {}, info() {}, warn: (message) => warnings.push(message) };
+    const victim = await createLibp2pTransport({
+      listen: ['/ip4/127.0.0.1/tcp/0'],
+      psk,
+      logger,
+      limits: { maxConnections: 8, dialTimeoutMs: 1_000 },
+    });
+    victim.handle('echo', (_from, payload) => payload);
+    await victim.start();
+    transports.push(victim);
+    const honest = await createLibp2pTransport({
+      listen: ['/ip4/127.0.0.1/tcp/0'],
+      psk,
+      bootstrap: victim.addresses(),
+      logger: silentLogger,
+    });
+    await honest.start();
+    transports.push(honest);
+    await expect.poll(() => honest.peers().includes(victim.peerId), { timeout: 10_000 }).toBe(true);
+    await honest.request(victim.peerId, 'echo', new Uint8Array([1]));
+    const port = victim.stats().leanPort;
+    expect(port).toBeGreaterThan(0);
+
+    const garbage = tcpConnect({ host: '127.0.0.1', port });
+    sockets.push(garbage);
+    garbage.on('error', () => {});
+    garbage.write(Buffer.alloc(4096, 0x5a));
+    await expect.poll(() => warnings.includes('refused a lean connection')).toBe(true);
+
+    // More silent connections than the listener admits: the surplus is closed at once, the rest by the handshake timeout.
+    let closedByVictim = 0;
+    const silent = Array.from({ length: 40 }, () => {
+      const s = tcpConnect({ host: '127.0.0.1', port });
+      s.on('error', () => {});
+      s.on('close', () => closedByVictim++);
+      s.resume(); // reads (and drops) the victim's hello, so its close is seen
+      sockets.push(s);
+      return s;
+    });
+    await expect.poll(() => closedByVictim, { timeout: 5_000 }).toBeGreaterThan(0);
+    const reply = await honest.request(victim.peerId, 'echo', new Uint8Array([2]));
+    expect([...reply]).toEqual([2]);
+    await expect.poll(() => closedByVictim, { timeout: 5_000 }).toBe(silent.length);
+    expect(victim.stats().leanLinks.inbound).toBe(1);
   });
 });
