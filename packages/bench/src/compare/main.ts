@@ -13,6 +13,7 @@
  *          --warm-ops N (default 2000)   --warm-seconds S (default 10): before each strong workload is
  *          timed, both sides run it for N operations or S seconds, whichever comes first
  *          --json FILE (the rows, options and load average, also written to FILE)
+ *          --no-lean (Parley's processes carry requests and Raft on libp2p streams, not the lean channel)
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

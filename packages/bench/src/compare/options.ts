@@ -28,6 +28,8 @@ export interface CompareOptions {
   json?: string;
   etcd?: string;
   out?: string;
+  /** Parley's processes use the lean channel (`--no-lean`: libp2p streams, for an A/B of the two carriers). */
+  lean: boolean;
 }
 
 export function parseOptions(argv: readonly string[]): CompareOptions {
@@ -40,6 +42,7 @@ export function parseOptions(argv: readonly string[]): CompareOptions {
     nodes: 20,
     warmOps: 2_000,
     warmSeconds: 10,
+    lean: true,
   };
   const num = (flag: string, v: string | undefined, min: number, max: number): number => {
     const n = Number(v);
@@ -100,6 +103,9 @@ export function parseOptions(argv: readonly string[]): CompareOptions {
       case '--out':
         o.out = v;
         i++;
+        break;
+      case '--no-lean':
+        o.lean = false;
         break;
       default:
         throw new InvalidArgumentError(`unknown option ${a}`);

@@ -14,6 +14,7 @@ interface ClientConfig {
   bootstrap: string[];
   psk: string;
   raft: StrongOptions;
+  lean: boolean;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as ClientConfig;
@@ -22,6 +23,7 @@ const node = await createNode({
   listen: ['/ip4/127.0.0.1/tcp/0'],
   bootstrap: config.bootstrap,
   psk: config.psk,
+  lean: config.lean,
   raft: config.raft,
   logger: { debug() {}, info() {}, warn() {}, error() {} },
 });

@@ -23,16 +23,18 @@ export class ParleyCluster {
     private readonly dirs: string[],
     private readonly voterIds: string[],
     private readonly psk: string,
+    private readonly lean: boolean,
   ) {}
 
-  static async start(root: string): Promise<ParleyCluster> {
+  /** `lean: false` runs every Parley process without the lean channel (requests and Raft on libp2p streams). */
+  static async start(root: string, lean = true): Promise<ParleyCluster> {
     const dirs = [0, 1, 2].map((i) => join(root, `parley${i}`));
     const voterIds = await Promise.all(
       dirs.map(async (d) => peerIdOf(await loadOrCreatePrivateKey(join(d, 'peer.key')))),
     );
     const psk = join(root, 'parley.psk');
     await loadOrCreatePsk(psk);
-    const c = new ParleyCluster(dirs, voterIds, psk);
+    const c = new ParleyCluster(dirs, voterIds, psk, lean);
     try {
       for (let i = 0; i < 3; i++) await c.startVoter(i);
       await c.startClient(join(root, 'parley-client'));
@@ -58,6 +60,7 @@ export class ParleyCluster {
       listen: [`/ip4/127.0.0.1/tcp/${port ?? 0}`],
       bootstrap: this.live().flatMap((p) => p.addresses),
       psk: this.psk,
+      lean: this.lean,
       raft: { ...PARLEY_RAFT, voters: this.voterIds },
     });
   }
@@ -68,6 +71,7 @@ export class ParleyCluster {
       dataDir,
       bootstrap: this.live().flatMap((p) => p.addresses),
       psk: this.psk,
+      lean: this.lean,
       raft: { ...PARLEY_RAFT, voters: this.voterIds },
     };
     const child = fork(program, [JSON.stringify(config)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });

@@ -197,7 +197,7 @@ export class StrongSide {
     this.etcd = await EtcdCluster.start(this.etcdBin, this.root);
     this.etcdClient = new Etcd3({ hosts: this.etcd.endpoints });
     this.progress.step('etcd: 3 members up');
-    this.parley = await ParleyCluster.start(this.root);
+    this.parley = await ParleyCluster.start(this.root, this.opts.lean);
     await this.parley.leaderIndex();
     this.progress.step('Parley: 3 voters + client up');
     // The first warm-up (connections, leader discovery, JIT) is the write loop; its first writes are the cold figures.

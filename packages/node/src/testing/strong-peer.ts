@@ -18,6 +18,8 @@ export interface PeerProcessConfig {
   bootstrap: string[];
   psk?: string;
   raft: StrongOptions;
+  /** The lean channel (default on); false keeps requests and Raft on libp2p streams. */
+  lean?: boolean;
 }
 
 export type PeerTask =
@@ -65,6 +67,7 @@ async function main(): Promise<void> {
     listen: config.listen,
     bootstrap: config.bootstrap,
     ...(config.psk ? { psk: config.psk } : {}),
+    ...(config.lean === false ? { lean: false } : {}),
     raft: config.raft,
     logger: { debug() {}, info() {}, warn() {}, error() {} },
   });
