@@ -14,25 +14,23 @@ import './polyfill.js';
 import { privateKeyFromProtobuf } from '@libp2p/crypto/keys';
 import type { Libp2p, PeerId as Libp2pPeerId, PrivateKey, Stream } from '@libp2p/interface';
 import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id';
-import { type Multiaddr, multiaddr } from '@multiformats/multiaddr';
+import { multiaddr } from '@multiformats/multiaddr';
 import {
   ClosedError,
-  DecodeError,
   Emitter,
   type GossipHandler,
   InvalidArgumentError,
-  isParleyError,
   type ParleyError,
   type PeerId,
   type RequestHandler,
   type RequestOptions,
-  TimeoutError,
   type Transport,
   type TransportEvents,
   UnavailableError,
   type Unsubscribe,
   ValueTooLargeError,
 } from '@parley/interface';
+import { BootstrapDialer } from './bootstrap.js';
 import {
   decodeFrameBody,
   decodeGossip,
@@ -46,9 +44,9 @@ import {
   maxFrameBodyBytes,
   WIRE_VERSION,
 } from './frame.js';
+import { type InboundHost, serveStream } from './inbound.js';
 import { generatePrivateKey, validatePsk } from './keys.js';
-import { LeanChannels } from './lean/channels.js';
-import { askPort, LEAN_PROTOCOL, leanListenHost, remoteHost, servePort } from './lean/discovery.js';
+import { LeanCarrier } from './lean/carrier.js';
 import { DEFAULT_LIBP2P_LIMITS, type Libp2pLimits } from './libp2p-limits.js';
 import { createParleyLibp2p, type Services } from './libp2p-node.js';
 import { describeError, type NetLogger, stderrLogger } from './logger.js';
@@ -131,21 +129,16 @@ export class Libp2pTransport implements Transport {
   private readonly gossipHandlers = new Map<string, Set<GossipHandler>>();
   private readonly requests: PendingRequests;
   private readonly channels = new Map<string, OutboundChannel>();
-  private readonly inboundStreams = new Set<RpcStream>();
-  private lean: LeanChannels | undefined;
-  /** Peers whose lean channel failed: served over libp2p streams until they reconnect. */
-  private readonly noLean = new Set<PeerId>();
+  private lean: LeanCarrier | undefined;
   private nextRequestId = 1;
-  private abortedStreams = 0;
   private sentMessages = 0;
-  private droppedMessages = 0;
+  /** Counted here and by the streams this node serves. */
+  private readonly counts = { abortedStreams: 0, droppedMessages: 0 };
+  private readonly inbound: InboundHost;
   private readonly maxBodyBytes: number;
   private readonly gossipIdPrefix = crypto.getRandomValues(new Uint8Array(8));
   private gossipCounter = 0n;
-  private redialTimer: ReturnType<typeof setInterval> | undefined;
-  private readonly bootstrap: Multiaddr[];
-  private readonly dialing = new Set<string>();
-  private readonly bootstrapPeers = new Map<string, PeerId>();
+  private readonly bootstrap: BootstrapDialer;
   private readonly allowPeers: Set<PeerId> | undefined;
 
   constructor(
@@ -158,6 +151,14 @@ export class Libp2pTransport implements Transport {
     this.events = new Emitter((err) => this.log.warn('event listener threw', { error: describeError(err) }));
     this.peerId = peerIdFromPrivateKey(privateKey).toString();
     this.maxBodyBytes = maxFrameBodyBytes(this.limits.maxMessageBytes);
+    this.inbound = {
+      handlers: this.handlers,
+      limits: this.limits,
+      maxBodyBytes: this.maxBodyBytes,
+      log: this.log,
+      streams: new Set(),
+      counts: this.counts,
+    };
     if (options.psk) validatePsk(options.psk);
     if (!options.psk && !options.allowPeers && !options.openCluster) {
       throw new InvalidArgumentError(
@@ -165,11 +166,7 @@ export class Libp2pTransport implements Transport {
       );
     }
     this.allowPeers = options.allowPeers ? new Set(options.allowPeers) : undefined;
-    try {
-      this.bootstrap = (options.bootstrap ?? []).map((addr) => multiaddr(addr));
-    } catch (err) {
-      throw new InvalidArgumentError(`bad bootstrap multiaddr: ${describeError(err)}`);
-    }
+    this.bootstrap = new BootstrapDialer(options.bootstrap ?? [], this.peerId, this.log);
   }
 
   on<K extends keyof TransportEvents>(type: K, listener: (payload: TransportEvents[K]) => void): Unsubscribe {
@@ -193,12 +190,12 @@ export class Libp2pTransport implements Transport {
   } {
     const lean = this.lean?.counts();
     return {
-      inboundStreams: this.inboundStreams.size,
+      inboundStreams: this.inbound.streams.size,
       outboundChannels: this.channels.size,
       pendingRequests: this.requests.size,
-      abortedStreams: this.abortedStreams,
+      abortedStreams: this.counts.abortedStreams,
       sentMessages: this.sentMessages,
-      droppedMessages: this.droppedMessages,
+      droppedMessages: this.counts.droppedMessages,
       leanLinks: { outbound: lean?.outboundLinks ?? 0, inbound: lean?.inboundLinks ?? 0 },
       leanPort: this.lean?.port ?? 0,
     };
@@ -238,8 +235,7 @@ export class Libp2pTransport implements Transport {
     });
     node.addEventListener('peer:disconnect', (evt) => {
       const peer = evt.detail.toString();
-      this.noLean.delete(peer);
-      this.lean?.drop(peer);
+      this.lean?.peerGone(peer);
       this.failPeer(peer, new UnavailableError(`peer ${peer} disconnected`, { peer }));
       this.events.emit('peer:disconnect', peer);
     });
@@ -249,7 +245,11 @@ export class Libp2pTransport implements Transport {
     await node.handle(
       RPC_PROTOCOL,
       (stream, connection) =>
-        this.acceptStream(libp2pRpcStream(stream, limits.maxWriteBufferBytes), connection.remotePeer.toString()),
+        serveStream(
+          this.inbound,
+          libp2pRpcStream(stream, limits.maxWriteBufferBytes),
+          connection.remotePeer.toString(),
+        ),
       { maxInboundStreams: limits.maxStreamsPerPeer, maxOutboundStreams: limits.maxStreamsPerPeer },
     );
     await this.startLean(node);
@@ -260,16 +260,14 @@ export class Libp2pTransport implements Transport {
       return;
     }
     this.state = 'started';
-    this.dialBootstrap();
-    this.redialTimer = setInterval(() => this.dialBootstrap(), limits.redialIntervalMs);
-    this.redialTimer.unref?.();
+    this.bootstrap.start(node, () => this.peers(), limits.redialIntervalMs, limits.dialTimeoutMs);
   }
 
   async stop(): Promise<void> {
     if (this.state === 'stopped') return;
     const wasStarted = this.state === 'started' || this.state === 'starting';
     this.state = 'stopped';
-    if (this.redialTimer) clearInterval(this.redialTimer);
+    this.bootstrap.stop();
     this.requests.failAll(new ClosedError('transport'));
     this.channels.clear();
     await this.lean?.stop();
@@ -349,7 +347,7 @@ export class Libp2pTransport implements Transport {
     return this.openChannel(channel).then(
       () => this.writeMessage(channel, frame),
       (err: ParleyError) => {
-        this.droppedMessages++;
+        this.counts.droppedMessages++;
         throw err;
       },
     );
@@ -416,7 +414,7 @@ export class Libp2pTransport implements Transport {
   private openChannel(channel: OutboundChannel): Promise<RpcStream> {
     if (channel.opening) return channel.opening;
     channel.opening = (async () => {
-      const stream = (await this.openLeanStream(channel.peer)) ?? (await this.openLibp2pStream(channel.peer));
+      const stream = (await this.lean?.open(channel.peer)) ?? (await this.openLibp2pStream(channel.peer));
       if (this.state !== 'started') {
         stream.abort(new ClosedError('transport'));
         throw new ClosedError('transport');
@@ -480,55 +478,19 @@ export class Libp2pTransport implements Transport {
     return libp2pRpcStream(stream, this.limits.maxWriteBufferBytes);
   }
 
-  /** A stream on the lean channel to `peer`, or undefined to use libp2p (lean off, or it failed for this peer). */
-  private async openLeanStream(peer: PeerId): Promise<RpcStream | undefined> {
-    const lean = this.lean;
-    const node = this.node;
-    if (!lean || !node || this.noLean.has(peer)) return undefined;
-    let target: Libp2pPeerId;
-    try {
-      target = peerIdFromString(peer);
-    } catch {
-      return undefined; // openLibp2pStream reports it
-    }
-    try {
-      return await lean.openStream(peer, async () => {
-        const port = await askPort(node, target, this.limits.dialTimeoutMs);
-        const host = remoteHost(node, target);
-        if (!host) throw new UnavailableError(`no connection to ${peer} to take its address from`, { peer });
-        return { host, port };
-      });
-    } catch (err) {
-      if (this.state !== 'started') throw new ClosedError('transport');
-      this.noLean.add(peer); // until it reconnects
-
-      this.log.debug('lean channel unavailable; using libp2p streams', { peer, error: describeError(err) });
-      return undefined;
-    }
-  }
-
   private async startLean(node: Libp2p<Services>): Promise<void> {
     const option = this.options.lean ?? true;
     if (option === false) return;
-    const allow = this.allowPeers;
-    const limits = this.limits;
-    const lean = new LeanChannels({
+    this.lean = await LeanCarrier.start(node, {
       privateKey: this.privateKey,
       psk: this.options.psk,
-      admit: (peer) => !allow || allow.has(peer),
+      allowPeers: this.allowPeers,
+      listen: this.options.listen,
+      port: option === true ? 0 : (option.port ?? 0),
+      limits: this.limits,
+      maxBodyBytes: this.maxBodyBytes,
       log: this.log,
-      handshakeTimeoutMs: limits.dialTimeoutMs,
-      maxStreamsPerLink: limits.maxStreamsPerPeer,
-      maxBufferedBytes: limits.maxWriteBufferBytes,
-      maxInboundLinks: limits.maxConnections,
-      maxRecordBytes: Math.max(this.maxBodyBytes + 4, 64 * 1024) + 5,
-      onInboundStream: (stream, from) => this.acceptStream(stream, from),
-    });
-    await lean.listen(leanListenHost(this.options.listen), option === true ? 0 : (option.port ?? 0));
-    this.lean = lean;
-    await node.handle(LEAN_PROTOCOL, (stream) => servePort(stream, lean.port), {
-      maxInboundStreams: 4,
-      maxOutboundStreams: 4,
+      onInboundStream: (stream, from) => serveStream(this.inbound, stream, from),
     });
   }
 
@@ -544,7 +506,7 @@ export class Libp2pTransport implements Transport {
   private writeMessage(channel: OutboundChannel, frame: Uint8Array): Promise<void> {
     if (this.state !== 'started') return Promise.reject(new ClosedError('transport'));
     if (!channel.stream?.writable || !channel.writer) {
-      this.droppedMessages++;
+      this.counts.droppedMessages++;
       return Promise.reject(new UnavailableError(`stream to ${channel.peer} is closed`, { peer: channel.peer }));
     }
     channel.writer.write(frame);
@@ -577,147 +539,6 @@ export class Libp2pTransport implements Transport {
     this.requests.failPeer(peer, err);
   }
 
-  // ---- inbound requests ----
-
-  private acceptStream(stream: RpcStream, from: PeerId): void {
-    const reader = new FrameReader(this.maxBodyBytes);
-    let protocol: string | undefined;
-    let active = 0;
-    this.inboundStreams.add(stream);
-    const writer = new FrameBatcher(stream, (err) => reject('cannot write a response; closing the stream', err));
-    const helloTimer = setTimeout(() => {
-      if (protocol === undefined) {
-        this.abortedStreams++;
-        this.log.warn('peer opened a request stream and never named its protocol; closing it', { peer: from });
-        stream.abort(new TimeoutError('no hello frame'));
-      }
-    }, this.limits.helloTimeoutMs);
-    stream.onClose(() => {
-      clearTimeout(helloTimer);
-      this.inboundStreams.delete(stream);
-    });
-    const reject = (why: string, err: unknown) => {
-      this.abortedStreams++;
-      this.log.warn(why, { peer: from, error: describeError(err) });
-      stream.abort(err instanceof Error ? err : new DecodeError(String(err)));
-    };
-    const reply = (frame: Frame) => {
-      if (!stream.writable) return;
-      const encoded = encodeFrame(frame);
-      if (writer.pendingBytes + encoded.length > this.limits.maxWriteBufferBytes) {
-        reject('peer is not reading its responses; closing the stream', new UnavailableError('write buffer full'));
-        return;
-      }
-      writer.write(encoded);
-    };
-    stream.onData((chunk) => {
-      let bodies: Uint8Array[];
-      try {
-        bodies = reader.push(chunk);
-      } catch (err) {
-        reject('bad frame from peer; closing the stream', err);
-        return;
-      }
-      for (const body of bodies) {
-        let frame: Frame;
-        try {
-          frame = decodeFrameBody(body);
-        } catch (err) {
-          reject('undecodable frame from peer; closing the stream', err);
-          return;
-        }
-        if (protocol === undefined) {
-          if (frame.type !== 'hello' || frame.version !== WIRE_VERSION) {
-            reject('request stream did not start with a hello frame', new DecodeError(`unexpected ${frame.type}`));
-            return;
-          }
-          protocol = frame.protocol;
-          clearTimeout(helloTimer);
-          continue;
-        }
-        if (frame.type === 'message') {
-          if (frame.payload.length > this.limits.maxMessageBytes) {
-            reject('oversized one-way message from peer; closing the stream', new DecodeError('message too large'));
-            return;
-          }
-          const handler = this.handlers.get(protocol);
-          // One-way: nothing goes back, so a message nobody can take now is dropped.
-          if (!handler || active >= this.limits.maxInFlightPerPeer) {
-            this.droppedMessages++;
-            continue;
-          }
-          const proto = protocol;
-          const failed = (err: unknown) => {
-            this.droppedMessages++;
-            this.log.debug('one-way message handler failed', { protocol: proto, error: describeError(err) });
-          };
-          let result: Promise<Uint8Array> | Uint8Array;
-          try {
-            result = handler(from, frame.payload);
-          } catch (err) {
-            failed(err);
-            continue;
-          }
-          // A handler still busy when the next message arrives holds a slot of the window.
-          if (result instanceof Promise) {
-            active++;
-            result.then(
-              () => active--,
-              (err: unknown) => {
-                active--;
-                failed(err);
-              },
-            );
-          }
-          continue;
-        }
-        if (frame.type !== 'request') {
-          reject('unexpected frame on an inbound request stream', new DecodeError(`unexpected ${frame.type}`));
-          return;
-        }
-        const id = frame.id;
-        const handler = this.handlers.get(protocol);
-        if (!handler) {
-          reply({
-            type: 'error',
-            id,
-            code: 'unavailable',
-            message: `no handler for protocol '${protocol}'`,
-            details: { protocol },
-          });
-          continue;
-        }
-        if (active >= this.limits.maxInFlightPerPeer) {
-          reply({ type: 'error', id, code: 'unavailable', message: 'too many requests in flight', details: {} });
-          continue;
-        }
-        active++;
-        const payload = frame.payload;
-        const proto = protocol;
-        runHandler(handler, from, payload).then(
-          (response) => {
-            active--;
-            if (response.length > this.limits.maxMessageBytes) {
-              const err = new ValueTooLargeError(response.length, this.limits.maxMessageBytes);
-              reply({ type: 'error', id, code: err.code, message: err.message, details: { ...err.details } });
-            } else {
-              reply({ type: 'response', id, payload: response });
-            }
-          },
-          (err: unknown) => {
-            active--;
-            if (isParleyError(err)) {
-              reply({ type: 'error', id, code: err.code, message: err.message, details: { ...err.details } });
-            } else {
-              this.log.warn('request handler threw a non-Parley error', { protocol: proto, error: describeError(err) });
-              reply({ type: 'error', id, code: 'unavailable', message: `handler for '${proto}' failed`, details: {} });
-            }
-          },
-        );
-      }
-    });
-  }
-
   // ---- gossip ----
 
   private deliverGossip(topic: string, data: Uint8Array): void {
@@ -744,33 +565,6 @@ export class Libp2pTransport implements Transport {
     }
   }
 
-  // ---- bootstrap ----
-
-  private dialBootstrap(): void {
-    const node = this.node;
-    if (!node || this.state !== 'started') return;
-    const connected = new Set(this.peers());
-    for (const addr of this.bootstrap) {
-      const key = addr.toString();
-      // An address without a peer id is known by the peer that answered it last.
-      const target = addr.getComponents().find((c) => c.name === 'p2p')?.value ?? this.bootstrapPeers.get(key);
-      if (target === this.peerId) continue;
-      if (target && connected.has(target)) continue;
-      if (this.dialing.has(key)) continue;
-      this.dialing.add(key);
-      node
-        .dial(addr, { signal: AbortSignal.timeout(this.limits.dialTimeoutMs) })
-        .then(
-          (connection) => {
-            this.bootstrapPeers.set(key, connection.remotePeer.toString());
-            this.log.debug('connected to bootstrap peer', { address: key, peer: connection.remotePeer.toString() });
-          },
-          (err: unknown) => this.log.debug('bootstrap dial failed', { address: key, error: describeError(err) }),
-        )
-        .finally(() => this.dialing.delete(key));
-    }
-  }
-
   private requireNode(): Libp2p<Services> {
     if (!this.node || this.state !== 'started') throw new ClosedError('transport');
     return this.node;
@@ -782,8 +576,4 @@ function checkProtocol(protocol: string): void {
   if (bytes === 0 || bytes > MAX_PROTOCOL_BYTES) {
     throw new InvalidArgumentError(`protocol name must be 1..${MAX_PROTOCOL_BYTES} bytes`, { protocol });
   }
-}
-
-async function runHandler(handler: RequestHandler, from: PeerId, payload: Uint8Array): Promise<Uint8Array> {
-  return handler(from, payload);
 }

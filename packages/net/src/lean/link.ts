@@ -147,11 +147,10 @@ export class LeanLink {
   }
 
   write(kind: number, id: number, data: Uint8Array): void {
-    const plain = Buffer.allocUnsafe(HEADER_BYTES + data.length);
-    plain[0] = kind;
-    plain.writeUInt32BE(id, 1);
-    plain.set(data, HEADER_BYTES);
-    this.socket.write(this.sealer.seal(plain));
+    const head = Buffer.allocUnsafe(HEADER_BYTES);
+    head[0] = kind;
+    head.writeUInt32BE(id, 1);
+    this.socket.write(this.sealer.seal(head, data));
     if (this.socket.writableLength > this.o.maxBufferedBytes) {
       this.close(new UnavailableError(`lean link to ${this.o.peer}: the peer is not reading`, { peer: this.o.peer }));
     }

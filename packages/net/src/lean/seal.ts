@@ -12,6 +12,7 @@ const ALGORITHM = 'chacha20-poly1305';
 export const RECORD_HEADER_BYTES = 4;
 export const RECORD_TAG_BYTES = 16;
 export const RECORD_KEY_BYTES = 32;
+const EMPTY = new Uint8Array(0);
 
 /** Encrypts records in one direction of a link. */
 export class RecordSealer {
@@ -20,17 +21,21 @@ export class RecordSealer {
 
   constructor(private readonly key: Buffer) {}
 
-  /** One record holding `plain` (any length up to the link's bound), header included. */
-  seal(plain: Uint8Array): Buffer {
-    const out = Buffer.allocUnsafe(RECORD_HEADER_BYTES + plain.length + RECORD_TAG_BYTES);
+  /** One record holding `head` then `body` (together at most the link's bound), header included. */
+  seal(head: Uint8Array, body: Uint8Array = EMPTY): Buffer {
+    const plainBytes = head.length + body.length;
+    const out = Buffer.allocUnsafe(RECORD_HEADER_BYTES + plainBytes + RECORD_TAG_BYTES);
     const header = out.subarray(0, RECORD_HEADER_BYTES);
-    header.writeUInt32BE(plain.length + RECORD_TAG_BYTES, 0);
+    header.writeUInt32BE(plainBytes + RECORD_TAG_BYTES, 0);
     const cipher = createCipheriv(ALGORITHM, this.key, this.nextNonce(), { authTagLength: RECORD_TAG_BYTES });
-    cipher.setAAD(header, { plaintextLength: plain.length });
-    const body = cipher.update(plain);
-    body.copy(out, RECORD_HEADER_BYTES);
+    cipher.setAAD(header, { plaintextLength: plainBytes });
+    let at = RECORD_HEADER_BYTES;
+    for (const part of [head, body]) {
+      if (part.length === 0) continue;
+      at += cipher.update(part).copy(out, at);
+    }
     cipher.final();
-    cipher.getAuthTag().copy(out, RECORD_HEADER_BYTES + plain.length);
+    cipher.getAuthTag().copy(out, at);
     return out;
   }
 
