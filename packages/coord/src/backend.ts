@@ -46,6 +46,13 @@ export interface StrongCallOptions {
    * with `session_behind`); on success, the call observes its index into it.
    */
   session?: StrongSessionRef;
+  /**
+   * Nobody waits on this call's answer right away (a pipelined lock
+   * release): its request may wait for the end of the current turn of the
+   * event loop to leave with the calls made after it. A hint; answers and
+   * ordering are unchanged.
+   */
+  coalesce?: boolean;
 }
 
 /** A read's time bound and how fresh it must be (default linearizable; ./read-consistency.ts). */

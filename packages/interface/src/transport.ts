@@ -6,6 +6,13 @@ export type PeerId = string;
 export interface RequestOptions {
   /** Reject with `timeout` after this long. Default: the transport's `defaultTimeoutMs`. */
   timeoutMs?: number;
+  /**
+   * A hint for a request nobody waits on: the transport may hold it until
+   * the current turn of the event loop ends, so that requests made right
+   * after it to the same peer leave in the same write. Ordering and answers
+   * are unchanged; a transport may ignore it.
+   */
+  coalesce?: boolean;
 }
 
 /**

@@ -321,7 +321,7 @@ export class Libp2pTransport implements Transport {
     const channel = this.channelFor(peer, protocol);
     channel.pending.add(id);
     if (channel.stream) {
-      this.sendOn(channel, frame, id);
+      this.sendOn(channel, frame, id, options.coalesce === true);
     } else {
       this.openChannel(channel).then(
         () => {
@@ -494,13 +494,13 @@ export class Libp2pTransport implements Transport {
     });
   }
 
-  private sendOn(channel: OutboundChannel, frame: Uint8Array, id: number): void {
+  private sendOn(channel: OutboundChannel, frame: Uint8Array, id: number, linger = false): void {
     const stream = channel.stream;
     if (!stream?.writable || !channel.writer) {
       this.requests.fail(id, new UnavailableError(`stream to ${channel.peer} is closed`, { peer: channel.peer }));
       return;
     }
-    channel.writer.write(frame);
+    channel.writer.write(frame, linger);
   }
 
   private writeMessage(channel: OutboundChannel, frame: Uint8Array): Promise<void> {

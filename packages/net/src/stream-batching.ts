@@ -7,11 +7,15 @@ const MAX_BATCH_BYTES = 64 * 1024;
  * Coalesces the frames written to a stream during one turn of the event loop
  * into a single `stream.send`: one yamux frame (or lean record), one noise
  * record and one socket write instead of one per request. The only delay is a microtask.
+ * A frame written with `linger` (nobody waits on it) holds the batch until the
+ * turn's microtasks have all run (the next tick), so that the frames its
+ * caller writes next, a few awaits later, leave in the same write.
  */
 export class FrameBatcher {
   private queue: Uint8Array[] = [];
   private queuedBytes = 0;
   private scheduled = false;
+  private lingering = false;
 
   constructor(
     private readonly stream: RpcStream,
@@ -23,21 +27,33 @@ export class FrameBatcher {
     return this.queuedBytes + this.stream.bufferedBytes;
   }
 
-  write(frame: Uint8Array): void {
+  write(frame: Uint8Array, linger = false): void {
     this.queue.push(frame);
     this.queuedBytes += frame.length;
     if (this.queuedBytes >= MAX_BATCH_BYTES) {
+      this.lingering = false;
       this.flush();
       return;
     }
-    if (!this.scheduled) {
+    if (linger && !this.lingering) {
+      this.lingering = true;
+      process.nextTick(this.endLinger);
+    }
+    if (!this.scheduled && !this.lingering) {
       this.scheduled = true;
       queueMicrotask(this.flush);
     }
   }
 
+  private readonly endLinger = (): void => {
+    if (!this.lingering) return;
+    this.lingering = false;
+    this.flush();
+  };
+
   readonly flush = (): void => {
     this.scheduled = false;
+    if (this.lingering) return; // the lingering frame's tick sends the batch
     const queue = this.queue;
     if (queue.length === 0) return;
     const total = this.queuedBytes;

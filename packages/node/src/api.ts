@@ -275,11 +275,27 @@ export interface LockAcquireOptions {
   metadata?: JsonValue;
 }
 
+/** Options of `locks(ns).release`: the grant to release, and whether the next acquire may overtake the wait for it. */
+export interface LockReleaseOptions {
+  owner: string;
+  fence: number;
+  /**
+   * Pipelined: the caller may acquire the same lock again (same owner,
+   * through this node) without awaiting this release. The node sends that
+   * acquire right behind the release, so both usually share one log round;
+   * an acquire that reaches the leader first anyway is sent again once the
+   * release has settled, never answered with the old grant. The returned
+   * promise still settles with the release's outcome; a failure nobody
+   * awaits is logged as a warning. Default false.
+   */
+  pipelined?: boolean;
+}
+
 export interface Locks {
   readonly name: string;
   acquire(key: string, options: LockAcquireOptions): Promise<LockGrant>;
   renew(key: string, options: { owner: string; fence: number; ttl?: number }): Promise<LockGrant>;
-  release(key: string, options: { owner: string; fence: number }): Promise<boolean>;
+  release(key: string, options: LockReleaseOptions): Promise<boolean>;
   inspect(key: string): Promise<LockInfo>;
 }
 

@@ -31,6 +31,7 @@ function countingAdapter(): StrongAdapter & { calls: number } {
     async lockCycle() {
       a.calls++;
       await new Promise((r) => setImmediate(r));
+      return undefined;
     },
   };
   return a;

@@ -32,12 +32,13 @@ export function etcdAdapter(client: Etcd3): StrongAdapter {
     },
     async lockCycle(key, _owner, contended) {
       // etcd3's lock API is a try-lock (lease + create-if-absent); contenders retry until they win.
+      // It has no release the next acquire may overtake: a pipelined cycle is the same cycle.
       for (let attempt = 0; ; attempt++) {
         const lock = client.lock(key).ttl(10);
         try {
           await lock.acquire();
           await lock.release();
-          return;
+          return undefined;
         } catch (err) {
           if (!contended || !(err instanceof EtcdLockFailedError) || attempt > 100_000) throw err;
         }

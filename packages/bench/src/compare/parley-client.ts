@@ -63,10 +63,13 @@ function adapterFor(prefix: string): StrongAdapter {
         throw err;
       }
     },
-    async lockCycle(key, owner, contended) {
+    async lockCycle(key, owner, contended, pipelined) {
       // Contenders wait in the lock's FIFO queue (Parley's blocking acquire).
       const grant = await locks.acquire(key, { owner, ttl: 10, ...(contended ? { wait: 30 } : {}) });
-      await locks.release(key, { owner, fence: grant.fence });
+      const released = locks.release(key, { owner, fence: grant.fence, pipelined });
+      if (pipelined) return { released };
+      await released;
+      return undefined;
     },
   };
 }

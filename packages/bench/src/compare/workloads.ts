@@ -17,8 +17,19 @@ export interface StrongAdapter {
   cas(key: string, value: string, version: string): Promise<{ won: boolean; version: string }>;
   /** Create-only: true when this call created the key. */
   claim(key: string, value: string): Promise<boolean>;
-  /** One lock acquire + release by `owner`; `contended` = others want the same lock. */
-  lockCycle(key: string, owner: string, contended: boolean): Promise<void>;
+  /**
+   * One lock acquire + release by `owner`; `contended` = others want the same
+   * lock. With `pipelined` (a side that has a pipelined release), the cycle
+   * ends once the release is sent and answers its outcome (boxed: an async
+   * function would wait for a promise it returns): the next acquire does not
+   * wait for it.
+   */
+  lockCycle(
+    key: string,
+    owner: string,
+    contended: boolean,
+    pipelined: boolean,
+  ): Promise<{ released: Promise<boolean> } | undefined>;
 }
 
 /**
@@ -28,7 +39,7 @@ export interface StrongAdapter {
 export type StrongTask =
   | { kind: 'writes'; count: number; prefix: string; maxMs?: number }
   | { kind: 'cas'; clients: number; hot: boolean; durationMs: number; prefix: string; maxOps?: number }
-  | { kind: 'locks'; clients: number; durationMs: number; prefix: string; maxOps?: number }
+  | { kind: 'locks'; clients: number; durationMs: number; prefix: string; maxOps?: number; pipelined?: boolean }
   | { kind: 'claims'; clients: number; durationMs: number; prefix: string; maxOps?: number }
   | { kind: 'steady'; durationMs: number; prefix: string };
 
@@ -96,14 +107,27 @@ export async function runStrongTask(a: StrongAdapter, t: StrongTask): Promise<St
       const max = t.maxOps ?? Number.POSITIVE_INFINITY;
       const end = performance.now() + t.durationMs;
       const t0 = performance.now();
+      let unreleased = 0;
       await Promise.all(
         Array.from({ length: t.clients }, async (_, c) => {
+          let last: Promise<boolean> | undefined;
           while (performance.now() < end && ops < max) {
-            await a.lockCycle(`${t.prefix}/lock`, `owner${c}`, t.clients > 1);
+            const release = (await a.lockCycle(`${t.prefix}/lock`, `owner${c}`, t.clients > 1, t.pipelined === true))
+              ?.released;
+            // A pipelined release is counted when it settles; one that did not release fails the run.
+            release?.then(
+              (released) => {
+                if (!released) unreleased++;
+              },
+              () => unreleased++,
+            );
+            last = release ?? last;
             ops++;
           }
+          await last?.catch(() => {});
         }),
       );
+      if (unreleased > 0) throw new Error(`${unreleased} pipelined lock releases did not release`);
       return { kind: 'rate', ops, retries: 0, seconds: (performance.now() - t0) / 1000 };
     }
     case 'claims': {

@@ -9,6 +9,7 @@ import type { Locks, NamespaceStatus, StrongNamespace } from '../api.js';
 import type { NodeContext } from '../context.js';
 import { LocksImpl } from './locks.js';
 import { StrongNamespaceImpl } from './namespace.js';
+import { PipelinedReleases } from './pipelined-releases.js';
 
 export interface StrongFaces {
   strong(namespace: string): StrongNamespace;
@@ -18,6 +19,7 @@ export interface StrongFaces {
 }
 
 export function strongFaces(ctx: NodeContext, backend: StrongBackend): StrongFaces {
+  const releases = new PipelinedReleases();
   return {
     strong: (namespace) =>
       new StrongNamespaceImpl(
@@ -26,7 +28,7 @@ export function strongFaces(ctx: NodeContext, backend: StrongBackend): StrongFac
         () => new Promise((resolve) => ctx.scheduler.after(0, resolve)),
         ctx.clock,
       ),
-    locks: (namespace) => new LocksImpl(namespace, backend, ctx),
+    locks: (namespace) => new LocksImpl(namespace, backend, ctx, releases),
     async status() {
       const usage = await backend.usage();
       return usage

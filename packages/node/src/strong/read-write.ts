@@ -46,7 +46,7 @@ export class StrongCalls {
   write(op: Operation, o: CallOptions = {}): Promise<OpResult> {
     checkOperationShape(op);
     const { deadlineMs, attemptCapMs } = this.deadline(o);
-    const bounds = { deadlineMs, attemptCapMs, waits: (o.waitMs ?? 0) > 0 };
+    const bounds = { deadlineMs, attemptCapMs, waits: (o.waitMs ?? 0) > 0, coalesce: o.coalesce === true };
     return this.pool.command(op, o.session === undefined ? bounds : { ...bounds, session: o.session });
   }
 

@@ -303,7 +303,7 @@ export class StrongRouter {
   }
 
   /** Sends one attempt to `target`; fails early if this member learns of another leader. */
-  private forward(target: PeerId, payload: Uint8Array, timeoutMs: number): Promise<Uint8Array> {
+  private forward(target: PeerId, payload: Uint8Array, timeoutMs: number, coalesce: boolean): Promise<Uint8Array> {
     return new Promise((resolve, reject) => {
       const attempt: Attempt = {
         target,
@@ -313,7 +313,7 @@ export class StrongRouter {
         },
       };
       this.attempts.add(attempt);
-      this.ctx.transport.request(target, STRONG_PROTOCOL, payload, { timeoutMs }).then(
+      this.ctx.transport.request(target, STRONG_PROTOCOL, payload, { timeoutMs, coalesce }).then(
         (bytes) => {
           this.attempts.delete(attempt);
           resolve(bytes);
@@ -340,6 +340,7 @@ export class StrongRouter {
     deadlineMs: number,
     attemptCapMs = this.options.attemptTimeoutMs,
     trace?: SendTrace,
+    coalesce = false,
   ): Promise<Answer> {
     const hasOutcome = HAS_OUTCOME.has(body.kind);
     const needsLeader = NEEDS_LEADER.has(body.kind);
@@ -392,6 +393,7 @@ export class StrongRouter {
           target,
           encodeRequest({ ...sent, timeoutMs: waitMs } as StrongRequest),
           attemptMs,
+          coalesce,
         );
         return decodeAnswer(body.kind, bytes);
       } catch (err) {

@@ -91,6 +91,8 @@ export interface CommandBounds {
   waits?: boolean;
   /** The caller's session: observes the index the command was answered at, when it succeeded. */
   session?: StrongSessionRef;
+  /** The request may leave with the calls made after it in this turn (StrongCallOptions.coalesce). */
+  coalesce?: boolean;
 }
 
 export class SessionPool {
@@ -160,6 +162,7 @@ export class SessionPool {
           bounds.deadlineMs,
           bounds.attemptCapMs,
           trace,
+          bounds.coalesce === true,
         );
       } finally {
         this.finish(slot);
