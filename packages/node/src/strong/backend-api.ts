@@ -16,11 +16,14 @@ export interface StrongFaces {
   locks(namespace: string): Locks;
   /** Strong namespaces with entries: keys and value bytes. */
   status(): Promise<NamespaceStatus[]>;
+  /** The pipelined lock releases every `locks(ns)` face shares. */
+  readonly releases: PipelinedReleases;
 }
 
 export function strongFaces(ctx: NodeContext, backend: StrongBackend): StrongFaces {
   const releases = new PipelinedReleases();
   return {
+    releases,
     strong: (namespace) =>
       new StrongNamespaceImpl(
         namespace,

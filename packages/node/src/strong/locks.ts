@@ -47,6 +47,7 @@ export class LocksImpl implements Locks {
       } catch (err) {
         // Overtook its owner's own pipelined release: refused, nothing applied; again once it has settled.
         if (!releasing || !isParleyError(err, 'lock_held') || err.details.owner !== options.owner) throw err;
+        this.releases.overtaken++;
         await releasing;
         result = await this.calls.write(op, { waitMs });
       }

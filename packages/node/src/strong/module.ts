@@ -20,6 +20,7 @@ import type { StrongSide } from '../strong-side.js';
 import { strongFaces } from './backend-api.js';
 import { ClusterImpl } from './cluster.js';
 import { LocalReads } from './local-reads.js';
+import type { PipelinedReleases } from './pipelined-releases.js';
 import { type ResolvedStrongOptions, resolveStrongOptions, type StrongOptions } from './options.js';
 import { StrongCalls } from './read-write.js';
 import { type ReplicaHooks, StrongReplica } from './replica.js';
@@ -36,6 +37,8 @@ export interface StrongModule extends StrongSide {
   readonly localReads: LocalReads;
   /** This node's client sessions (counts for tests and the simulator). */
   readonly sessions: SessionPool;
+  /** Pipelined lock releases in flight, and how often an acquire overtook one (tests, the simulator). */
+  readonly pipelinedReleases: PipelinedReleases;
   readonly options: ResolvedStrongOptions;
   /** The seam every strong call goes through (kind `'raft'`). */
   readonly backend: StrongBackend;
@@ -95,6 +98,7 @@ export async function createStrongModule(
     router,
     localReads,
     sessions: pool,
+    pipelinedReleases: faces.releases,
     options: resolved,
     backend,
     status: faces.status,

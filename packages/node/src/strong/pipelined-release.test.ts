@@ -92,6 +92,7 @@ describe('pipelined lock release', () => {
     }
     expect(await Promise.all(releases)).toEqual(releases.map(() => true));
     expect((await locks.inspect('job')).holder).toBeNull();
+    expect(client.module.pipelinedReleases.size).toBe(0);
   });
 
   it('sends an acquire that overtook its own release again once the release has applied', async () => {
@@ -106,6 +107,7 @@ describe('pipelined lock release', () => {
     expect(second.fence).toBeGreaterThan(first.fence);
     // The first send was refused as lock_held by its own owner (nothing applied); the second granted it.
     expect(gate.count('lock_acquire') - before).toBe(2);
+    expect(client.module.pipelinedReleases.overtaken).toBe(1);
     expect((await locks.inspect('job')).holder?.fence).toBe(second.fence);
   });
 
@@ -123,6 +125,7 @@ describe('pipelined lock release', () => {
     expect(await released).toBe(true);
     expect((await second).fence).toBeGreaterThan(first.fence);
     expect(gate.count('lock_acquire') - before).toBe(1);
+    expect(client.module.pipelinedReleases.overtaken).toBe(0);
   });
 
   it('never hands the old grant back: a waiter of another owner comes first', async () => {

@@ -18,6 +18,8 @@
  */
 export class PipelinedReleases {
   private readonly pending = new Map<string, Promise<unknown>>();
+  /** Acquires refused because they overtook their owner's pipelined release, and sent again. */
+  overtaken = 0;
 
   /** Releases sent and not yet settled (observability, tests). */
   get size(): number {

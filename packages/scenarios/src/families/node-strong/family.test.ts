@@ -24,6 +24,7 @@ describe('node-strong-* CI sweep', () => {
     expect(nodeStrong().map((s) => s.name)).toEqual([
       'node-strong-3-crash',
       'node-strong-3-partition',
+      'node-strong-3-pipelined-locks',
       'node-strong-5-chaos',
       'node-strong-5-membership',
     ]);

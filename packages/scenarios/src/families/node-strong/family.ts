@@ -153,6 +153,12 @@ function setupNodeStrong(sim: Simulation, config: NodeStrongScenarioConfig): Sce
         snapshotsInstalled: world.stats.snapshotsInstalled,
         transfers: workload.stats.transfers,
         membershipChanges: workload.stats.membershipChanges,
+        ...(config.pipelinedReleases
+          ? {
+              pipelinedReleases: workload.stats.pipelinedReleases,
+              'guard.acquireOvertookRelease': workload.acquiresOvertaken(),
+            }
+          : {}),
         partitions: faults.net.stats.partitions,
         crashes: faults.voters.stats.crashes,
         pauses: faults.voters.stats.pauses,
@@ -202,6 +208,21 @@ export const NODE_STRONG_SCENARIOS: readonly Scenario[] = [
     voterNemesis: { crashes: true, pauses: true, maxDown: 1 },
     disk: { tornWriteRate: 0.5 },
     skewMs: 100,
+  }),
+  nodeStrongScenario({
+    name: 'node-strong-3-pipelined-locks',
+    description:
+      "3 voters + 1 non-member, 6 clients; half the lock releases pipelined, each followed at once by the owner's next acquire through the same node; 3% loss with duplicates and reordering (an acquire overtakes its release), partitions, voter crashes and pauses.",
+    voters: 3,
+    nonMembers: 1,
+    clients: 8,
+    network: { lossRate: 0.03, duplicateRate: 0.02, reorder: true },
+    netNemesis: { partitions: PARTITION_KINDS },
+    voterNemesis: { crashes: true, pauses: true, maxDown: 1 },
+    disk: { tornWriteRate: 0.5 },
+    skewMs: 100,
+    pipelinedReleases: true,
+    safetyMs: 15_000,
   }),
   nodeStrongScenario({
     name: 'node-strong-5-chaos',

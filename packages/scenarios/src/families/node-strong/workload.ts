@@ -46,6 +46,8 @@ export type ModelName = ParleyModelName;
 interface Client {
   readonly name: string;
   busy: boolean;
+  /** The history process of this client's pipelined lock releases (they overlap its next call). */
+  releaser?: Client;
   versions: Map<string, string>;
   /** Lease handles work through the node that made them, while that node lives. */
   leases: Map<string, { lease: Lease; via: NodeStrongHost }>;
@@ -59,12 +61,15 @@ export interface NodeStrongWorkload {
   readonly acked: AckedWrite[];
   readonly viaNode: Map<string, number>;
   readonly callMs: number[];
+  /** Acquires the nodes sent again because they overtook their owner's pipelined release. */
+  acquiresOvertaken(): number;
   readonly stats: {
     calls: number;
     indeterminate: number;
     gaveUp: number;
     transfers: number;
     membershipChanges: number;
+    pipelinedReleases: number;
   };
 }
 
@@ -86,7 +91,7 @@ export function startNodeStrongWorkload(
   };
   const unexpected: string[] = [];
   const acked: AckedWrite[] = [];
-  const stats = { calls: 0, indeterminate: 0, gaveUp: 0, transfers: 0, membershipChanges: 0 };
+  const stats = { calls: 0, indeterminate: 0, gaveUp: 0, transfers: 0, membershipChanges: 0, pipelinedReleases: 0 };
   const viaNode = new Map<string, number>();
   const callMs: number[] = [];
 
@@ -243,7 +248,9 @@ export function startNodeStrongWorkload(
     const key = pick(LOCK_KEYS);
     const fence = c.locks.get(key);
     const owner = c.name;
-    const kind = fence === undefined ? (rng.int(5) === 0 ? 4 : 0) : rng.int(5);
+    const drawn = fence === undefined ? (rng.int(5) === 0 ? 4 : 0) : rng.int(5);
+    // With pipelined releases a holder releases twice as often (a release, then the acquire behind it).
+    const kind = config.pipelinedReleases && fence !== undefined && drawn === 3 ? 4 : drawn;
     const forget = (o: { ok: boolean }) => {
       if (!o.ok) c.locks.delete(key);
     };
@@ -269,6 +276,8 @@ export function startNodeStrongWorkload(
         () => node.module.strong('fenced').set(key, value, { fence: { namespace: 'lock', key, fence } }),
         forget,
       );
+    } else if (kind === 4 && fence !== undefined && config.pipelinedReleases && !c.releaser?.busy && rng.int(2) === 0) {
+      pipelinedCycle(c, node, key, fence);
     } else if (kind === 4 && fence !== undefined) {
       record(
         c,
@@ -282,15 +291,67 @@ export function startNodeStrongWorkload(
     }
   }
 
+  /**
+   * A pipelined release of (key, fence), recorded under the client's releaser
+   * process, and the owner's next acquire of the lock sent right behind it
+   * through the same node. That acquire must never be refused as held by its
+   * own owner once the release has applied (the node sends an acquire that
+   * overtook its release again), nor be answered with the released grant
+   * (the lock model and the fencing check).
+   */
+  const pipeliners = new Set<{ readonly overtaken: number }>();
+
+  function pipelinedCycle(c: Client, node: NodeStrongHost, key: string, fence: number): void {
+    const locks = node.module.locks('lock');
+    const owner = c.name;
+    // Every module a pipelined release went through, crashed ones too (their counts stay).
+    pipeliners.add(node.module.pipelinedReleases);
+    c.releaser ??= { name: `${c.name}-release`, busy: false, versions: new Map(), leases: new Map(), locks: new Map() };
+    c.locks.delete(key);
+    stats.pipelinedReleases++;
+    let release: Promise<boolean> | undefined;
+    record(c.releaser, key, lockRelease(owner, fence), () => {
+      release = locks.release(key, { owner, fence, pipelined: true });
+      return release;
+    });
+    const wait = rng.int(4) === 0 ? 1 : 0;
+    record(
+      c,
+      key,
+      lockAcquire(owner),
+      () =>
+        locks.acquire(key, { owner, ttl: 1 + rng.int(3), wait }).catch((err: unknown) => {
+          if (isParleyError(err, 'lock_held') && err.details.owner === owner) {
+            release?.then(
+              (released) => {
+                if (released && unexpected.length < 10) {
+                  unexpected.push(
+                    `${owner} acquire ${key}: refused as held by itself after its pipelined release applied`,
+                  );
+                }
+              },
+              () => {},
+            );
+          }
+          throw err;
+        }),
+      (o) => {
+        if (o.ok) c.locks.set(key, o.value.fence);
+      },
+    );
+  }
+
   function tick(c: Client): void {
     sim.schedule(between(rng, 30, 150), () => {
       if (!state.running) return;
       if (!c.busy) {
         const node = pickNode();
         if (node) {
+          // With pipelined releases, lock calls take 70% (the other scenarios' draws are unchanged).
+          const [entryBelow, leaseBelow] = config.pipelinedReleases ? [15, 30] : [40, 70];
           const roll = rng.int(100);
-          if (roll < 40) entryOp(c, node);
-          else if (roll < 70) leaseOp(c, node);
+          if (roll < entryBelow) entryOp(c, node);
+          else if (roll < leaseBelow) leaseOp(c, node);
           else lockOp(c, node);
         }
       }
@@ -342,5 +403,6 @@ export function startNodeStrongWorkload(
     sim.schedule(1_000, churn);
   }
 
-  return { recorders, unexpected, acked, viaNode, callMs, stats };
+  const acquiresOvertaken = () => [...pipeliners].reduce((n, p) => n + p.overtaken, 0);
+  return { recorders, unexpected, acked, viaNode, callMs, stats, acquiresOvertaken };
 }

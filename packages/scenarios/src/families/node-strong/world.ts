@@ -55,6 +55,11 @@ export interface NodeStrongScenarioConfig {
   attemptTimeoutMs?: number;
   /** Client sessions per node (default the node's, 16). */
   maxSessions?: number;
+  /**
+   * Half of the lock releases are pipelined (`pipelined: true`), each followed
+   * at once by the owner's next acquire of the lock through the same node.
+   */
+  pipelinedReleases?: boolean;
   safetyMs?: number;
   livenessBoundMs?: number;
 }
