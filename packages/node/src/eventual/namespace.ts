@@ -95,6 +95,8 @@ function isLive(state: KeyState | undefined, now: number): boolean {
   return state !== undefined && state.type !== 'tombstone' && now < expiresAtOf(state);
 }
 
+const RESOLVED = Promise.resolve();
+
 /** Reads within one synchronous turn that share one clock reading (see readNow). */
 const READS_PER_CLOCK = 1024;
 
@@ -424,7 +426,8 @@ export class EventualNamespaceImpl implements EventualNamespace {
    */
   private readNow(): number {
     if (this.turnNow !== undefined && this.turnReads++ < READS_PER_CLOCK) return this.turnNow;
-    if (this.turnNow === undefined) queueMicrotask(this.endTurn);
+    // A promise reaction, not queueMicrotask: Node's wraps every callback in an AsyncResource.
+    if (this.turnNow === undefined) void RESOLVED.then(this.endTurn);
     this.turnReads = 0;
     this.turnNow = this.local.now();
     return this.turnNow;
