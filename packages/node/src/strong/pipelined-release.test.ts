@@ -1,15 +1,7 @@
-/**
- * Pipelined lock releases through a node outside a group of three: cycles
- * that never wait for a release, and the guard for an acquire that reaches
- * the leader before its owner's release (the client's transport holds the
- * release back until the acquire has been answered).
- */
-import type { Operation } from '@parley/coord';
-import { isParleyError, type RequestOptions, type Transport } from '@parley/interface';
+import { isParleyError, type Transport } from '@parley/interface';
 import type { MemoryTransport } from '@parley/net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FAST, MemoryGroup, type TestMember } from './testing.js';
-import { decodeRequest, STRONG_PROTOCOL } from './wire.js';
+import { FAST, interceptRequests, MemoryGroup, type TestMember } from './testing.js';
 
 const VOTERS = ['v1', 'v2', 'v3'];
 
@@ -36,30 +28,18 @@ class Gate {
   }
 
   wrap(t: MemoryTransport): Transport {
-    return new Proxy(t, {
-      get: (target, prop) => {
-        if (prop !== 'request') {
-          const v = Reflect.get(target, prop, target);
-          return typeof v === 'function' ? v.bind(target) : v;
-        }
-        return (peer: string, protocol: string, payload: Uint8Array, options?: RequestOptions) => {
-          const req = protocol === STRONG_PROTOCOL ? decodeRequest(payload) : undefined;
-          const op: Operation | undefined = req?.kind === 'write' ? req.command.op : undefined;
-          if (op) this.sent.set(op.type, (this.sent.get(op.type) ?? 0) + 1);
-          if (!this.hold || this.held || op?.type !== 'lock_release') {
-            const answer = target.request(peer, protocol, payload, options);
-            if (this.hold === 'answer' && op && op.type !== 'lock_release') {
-              answer.finally(() => this.open()).catch(() => {});
-            }
-            return answer;
-          }
-          this.held = true;
-          return new Promise<void>((resolve) => {
-            this.opener = resolve;
-          }).then(() => target.request(peer, protocol, payload, options));
-        };
-      },
-    }) as Transport;
+    return interceptRequests(t, (send, op) => {
+      if (op) this.sent.set(op.type, (this.sent.get(op.type) ?? 0) + 1);
+      if (!this.hold || this.held || op?.type !== 'lock_release') {
+        const answer = send();
+        if (this.hold === 'answer' && op) answer.finally(() => this.open()).catch(() => {});
+        return answer;
+      }
+      this.held = true;
+      return new Promise<void>((resolve) => {
+        this.opener = resolve;
+      }).then(send);
+    });
   }
 
   /** Sends the held release. */

@@ -5,12 +5,11 @@
  * router retries the same session command).
  */
 import type { Operation } from '@parley/coord';
-import { isParleyError, type RequestOptions, TimeoutError, type Transport } from '@parley/interface';
+import { isParleyError, TimeoutError, type Transport } from '@parley/interface';
 import type { MemoryTransport } from '@parley/net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StrongOptions } from './options.js';
-import { FAST, MemoryGroup, type TestMember } from './testing.js';
-import { decodeRequest, STRONG_PROTOCOL } from './wire.js';
+import { FAST, interceptRequests, MemoryGroup, type TestMember } from './testing.js';
 
 const VOTERS = ['v1', 'v2', 'v3'];
 
@@ -46,34 +45,25 @@ class LostAnswer {
   }
 
   wrap(t: MemoryTransport): Transport {
-    return new Proxy(t, {
-      get: (target, prop) => {
-        if (prop !== 'request') {
-          const v = Reflect.get(target, prop, target);
-          return typeof v === 'function' ? v.bind(target) : v;
-        }
-        return (peer: string, protocol: string, payload: Uint8Array, options?: RequestOptions) => {
-          const req = protocol === STRONG_PROTOCOL ? decodeRequest(payload) : undefined;
-          const answer = target.request(peer, protocol, payload, options);
-          if (this.done || req?.kind !== 'write' || !this.matches(req.command.op)) return answer;
-          this.done = true;
-          return new Promise<Uint8Array>((_, reject) => {
-            const timer = setTimeout(() => this.fire?.(), options?.timeoutMs ?? 5_000);
-            this.fire = () => {
-              clearTimeout(timer);
-              this.fire = undefined;
-              reject(new TimeoutError('answer lost'));
-            };
-            answer.then(
-              () => {
-                this.delivered = true;
-              },
-              () => {},
-            );
-          });
+    return interceptRequests(t, (send, op, options) => {
+      const answer = send();
+      if (this.done || op === undefined || !this.matches(op)) return answer;
+      this.done = true;
+      return new Promise<Uint8Array>((_, reject) => {
+        const timer = setTimeout(() => this.fire?.(), options?.timeoutMs ?? 5_000);
+        this.fire = () => {
+          clearTimeout(timer);
+          this.fire = undefined;
+          reject(new TimeoutError('answer lost'));
         };
-      },
-    }) as Transport;
+        answer.then(
+          () => {
+            this.delivered = true;
+          },
+          () => {},
+        );
+      });
+    });
   }
 }
 

@@ -3,10 +3,12 @@
  * storage (a "disk" per member that survives a restart), real timers with a
  * short Raft tick. Used by this module's tests, not shipped as API.
  */
+import type { Operation } from '@parley/coord';
 import {
   type Clock,
   Emitter,
   type PeerId,
+  type RequestOptions,
   SeededRandom,
   systemClock,
   systemScheduler,
@@ -17,8 +19,40 @@ import { MemoryKVDisk, MemoryKVStorage, MemoryRaftLogDisk, MemoryRaftLogStorage 
 import type { NodeContext, NodeEvents, NodeLogger } from '../context.js';
 import { createStrongModule, type StrongModule, type StrongModuleExtras } from './module.js';
 import type { StrongOptions } from './options.js';
+import { decodeRequest, STRONG_PROTOCOL } from './wire.js';
 
 export const quietLogger: NodeLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** A strong request as a test's transport wrapper sees it: the decoded write operation, if it is one. */
+export type RequestInterceptor = (
+  send: () => Promise<Uint8Array>,
+  write: Operation | undefined,
+  options: RequestOptions | undefined,
+) => Promise<Uint8Array>;
+
+/**
+ * `t` with every request passed through `intercept` (which sends it, or holds
+ * or drops it, with `send`); everything else reaches `t` unchanged. For
+ * `MemoryGroup.start`'s `wrap`.
+ */
+export function interceptRequests(t: MemoryTransport, intercept: RequestInterceptor): Transport {
+  return new Proxy(t, {
+    get: (target, prop) => {
+      if (prop !== 'request') {
+        const v = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      }
+      return (peer: string, protocol: string, payload: Uint8Array, options?: RequestOptions) => {
+        const req = protocol === STRONG_PROTOCOL ? decodeRequest(payload) : undefined;
+        return intercept(
+          () => target.request(peer, protocol, payload, options),
+          req?.kind === 'write' ? req.command.op : undefined,
+          options,
+        );
+      };
+    },
+  }) as Transport;
+}
 
 export interface TestMember {
   id: PeerId;
