@@ -102,9 +102,11 @@ function setupNodeStrong(sim: Simulation, config: NodeStrongScenarioConfig): Sce
         const missing = voters.find((v) => !st.voters.includes(v));
         if (missing && !readding) {
           readding = true;
-          l.module.cluster.addVoter(missing).finally(() => {
+          // A re-add that fails (times out under the faults) is asked again by a later check.
+          const done = () => {
             readding = false;
-          });
+          };
+          l.module.cluster.addVoter(missing).then(done, done);
         }
         return false;
       }
