@@ -9,7 +9,8 @@ import { InvalidArgumentError, type PeerId } from '@parley/interface';
 import { describeError, type NetLogger } from './logger.js';
 
 export class BootstrapDialer {
-  private readonly addresses: Multiaddr[];
+  /** Each address, with the peer id its `/p2p/` component names (parsed once: a round runs every second). */
+  private readonly addresses: Array<{ addr: Multiaddr; key: string; peer: PeerId | undefined }>;
   private readonly dialing = new Set<string>();
   private readonly answeredBy = new Map<string, PeerId>();
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -21,7 +22,10 @@ export class BootstrapDialer {
     private readonly log: NetLogger,
   ) {
     try {
-      this.addresses = addresses.map((addr) => multiaddr(addr));
+      this.addresses = addresses.map((text) => {
+        const addr = multiaddr(text);
+        return { addr, key: addr.toString(), peer: addr.getComponents().find((c) => c.name === 'p2p')?.value };
+      });
     } catch (err) {
       throw new InvalidArgumentError(`bad bootstrap multiaddr: ${describeError(err)}`);
     }
@@ -41,9 +45,8 @@ export class BootstrapDialer {
   }
 
   private dialRound(node: Libp2p, connected: ReadonlySet<PeerId>, dialTimeoutMs: number): void {
-    for (const addr of this.addresses) {
-      const key = addr.toString();
-      const target = addr.getComponents().find((c) => c.name === 'p2p')?.value ?? this.answeredBy.get(key);
+    for (const { addr, key, peer } of this.addresses) {
+      const target = peer ?? this.answeredBy.get(key);
       if (target === this.self) continue;
       if (target && connected.has(target)) continue;
       if (this.dialing.has(key)) continue;

@@ -18,6 +18,8 @@ import { RawNode } from './rawnode.js';
 import type { ConfChange, Message, ReadState, SoftState, Status } from './types.js';
 
 /** The protocol Raft messages travel on, one way (`Transport.send`): Raft's own replies are messages too. */
+
+const RESOLVED = Promise.resolve();
 export const RAFT_PROTOCOL = '/parley/raft/1';
 
 const EMPTY = new Uint8Array(0);
@@ -314,15 +316,21 @@ export class RaftDriver {
     this.scheduleTick();
   }
 
-  /** Runs the loop soon (after the current call stack), once. */
+  /**
+   * Runs the loop soon (after the current call stack), once. A promise
+   * reaction, queued where `queueMicrotask` would queue it, without the
+   * AsyncResource Node wraps each `queueMicrotask` callback in.
+   */
   private kick(): void {
     if (this.stopped || this.running || this.scheduled) return;
     this.scheduled = true;
-    queueMicrotask(() => {
-      this.scheduled = false;
-      void this.loop();
-    });
+    void RESOLVED.then(this.runLoop);
   }
+
+  private readonly runLoop = (): void => {
+    this.scheduled = false;
+    void this.loop();
+  };
 
   private async loop(): Promise<void> {
     if (this.running || this.stopped) return;
