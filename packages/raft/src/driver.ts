@@ -18,11 +18,10 @@ import { RawNode } from './rawnode.js';
 import type { ConfChange, Message, ReadState, SoftState, Status } from './types.js';
 
 /** The protocol Raft messages travel on, one way (`Transport.send`): Raft's own replies are messages too. */
-
-const RESOLVED = Promise.resolve();
 export const RAFT_PROTOCOL = '/parley/raft/1';
 
 const EMPTY = new Uint8Array(0);
+const RESOLVED = Promise.resolve();
 
 export interface RaftStateMachine {
   /**
