@@ -25,3 +25,15 @@ export const systemScheduler: Scheduler = {
     return () => clearTimeout(handle);
   },
 };
+
+const SETTLED = Promise.resolve();
+
+/**
+ * Runs `fn` as a microtask, where `queueMicrotask` would queue it (same
+ * queue, same order, in the simulator too), without the AsyncResource Node
+ * wraps every `queueMicrotask` callback in: 11 % of an awaited-read loop's
+ * profile. `fn` must not throw.
+ */
+export function microtask(fn: () => void): void {
+  void SETTLED.then(fn);
+}

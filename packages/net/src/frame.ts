@@ -26,6 +26,7 @@
  * than the input length (bounded by the maximum frame size) justifies.
  */
 import { DecodeError, ERROR_STATUS, type ErrorCode, ParleyError } from '@parley/interface';
+import type { RpcStream } from './rpc-stream.js';
 
 export const WIRE_VERSION = 1;
 export const FRAME_HEADER_BYTES = 4;
@@ -281,6 +282,41 @@ export class FrameReader {
     }
     return out;
   }
+}
+
+/**
+ * Reads the frames `stream` carries: its chunks through a FrameReader of
+ * `maxBodyBytes`, each complete body decoded and handed to `onFrame`, which
+ * returns false once it has closed the stream (the rest of the chunk is not
+ * read). A chunk that breaks the framing, or a body that does not decode,
+ * goes to `onBad` with the reason to log, and nothing after it is read.
+ */
+export function readFrames(
+  stream: RpcStream,
+  maxBodyBytes: number,
+  onFrame: (frame: Frame) => boolean,
+  onBad: (why: string, err: unknown) => void,
+): void {
+  const reader = new FrameReader(maxBodyBytes);
+  stream.onData((chunk) => {
+    let bodies: Uint8Array[];
+    try {
+      bodies = reader.push(chunk);
+    } catch (err) {
+      onBad('bad frame from peer; closing the stream', err);
+      return;
+    }
+    for (const body of bodies) {
+      let frame: Frame;
+      try {
+        frame = decodeFrameBody(body);
+      } catch (err) {
+        onBad('undecodable frame from peer; closing the stream', err);
+        return;
+      }
+      if (!onFrame(frame)) return;
+    }
+  });
 }
 
 export const GOSSIP_ID_BYTES = 16;

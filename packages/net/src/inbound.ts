@@ -15,7 +15,7 @@ import {
   UnavailableError,
   ValueTooLargeError,
 } from '@parley/interface';
-import { decodeFrameBody, encodeFrame, type Frame, FrameReader, WIRE_VERSION } from './frame.js';
+import { encodeFrame, type Frame, readFrames, WIRE_VERSION } from './frame.js';
 import type { Libp2pLimits } from './libp2p-limits.js';
 import { describeError, type NetLogger } from './logger.js';
 import type { RpcStream } from './rpc-stream.js';
@@ -34,7 +34,6 @@ export interface InboundHost {
 
 /** Serves one inbound request stream from `from` until it closes. */
 export function serveStream(h: InboundHost, stream: RpcStream, from: PeerId): void {
-  const reader = new FrameReader(h.maxBodyBytes);
   let protocol: string | undefined;
   let active = 0;
   h.streams.add(stream);
@@ -64,41 +63,29 @@ export function serveStream(h: InboundHost, stream: RpcStream, from: PeerId): vo
     }
     writer.write(encoded);
   };
-  stream.onData((chunk) => {
-    let bodies: Uint8Array[];
-    try {
-      bodies = reader.push(chunk);
-    } catch (err) {
-      reject('bad frame from peer; closing the stream', err);
-      return;
-    }
-    for (const body of bodies) {
-      let frame: Frame;
-      try {
-        frame = decodeFrameBody(body);
-      } catch (err) {
-        reject('undecodable frame from peer; closing the stream', err);
-        return;
-      }
+  readFrames(
+    stream,
+    h.maxBodyBytes,
+    (frame) => {
       if (protocol === undefined) {
         if (frame.type !== 'hello' || frame.version !== WIRE_VERSION) {
           reject('request stream did not start with a hello frame', new DecodeError(`unexpected ${frame.type}`));
-          return;
+          return false;
         }
         protocol = frame.protocol;
         clearTimeout(helloTimer);
-        continue;
+        return true;
       }
       if (frame.type === 'message') {
         if (frame.payload.length > h.limits.maxMessageBytes) {
           reject('oversized one-way message from peer; closing the stream', new DecodeError('message too large'));
-          return;
+          return false;
         }
         const handler = h.handlers.get(protocol);
         // One-way: nothing goes back, so a message nobody can take now is dropped.
         if (!handler || active >= h.limits.maxInFlightPerPeer) {
           h.counts.droppedMessages++;
-          continue;
+          return true;
         }
         const proto = protocol;
         const failed = (err: unknown) => {
@@ -110,7 +97,7 @@ export function serveStream(h: InboundHost, stream: RpcStream, from: PeerId): vo
           result = handler(from, frame.payload);
         } catch (err) {
           failed(err);
-          continue;
+          return true;
         }
         // A handler still busy when the next message arrives holds a slot of the window.
         if (result instanceof Promise) {
@@ -123,11 +110,11 @@ export function serveStream(h: InboundHost, stream: RpcStream, from: PeerId): vo
             },
           );
         }
-        continue;
+        return true;
       }
       if (frame.type !== 'request') {
         reject('unexpected frame on an inbound request stream', new DecodeError(`unexpected ${frame.type}`));
-        return;
+        return false;
       }
       const id = frame.id;
       const handler = h.handlers.get(protocol);
@@ -139,11 +126,11 @@ export function serveStream(h: InboundHost, stream: RpcStream, from: PeerId): vo
           message: `no handler for protocol '${protocol}'`,
           details: { protocol },
         });
-        continue;
+        return true;
       }
       if (active >= h.limits.maxInFlightPerPeer) {
         reply({ type: 'error', id, code: 'unavailable', message: 'too many requests in flight', details: {} });
-        continue;
+        return true;
       }
       active++;
       const payload = frame.payload;
@@ -168,8 +155,10 @@ export function serveStream(h: InboundHost, stream: RpcStream, from: PeerId): vo
           }
         },
       );
-    }
-  });
+      return true;
+    },
+    reject,
+  );
 }
 
 async function runHandler(handler: RequestHandler, from: PeerId, payload: Uint8Array): Promise<Uint8Array> {

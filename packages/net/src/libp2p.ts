@@ -32,16 +32,15 @@ import {
 } from '@parley/interface';
 import { BootstrapDialer } from './bootstrap.js';
 import {
-  decodeFrameBody,
   decodeGossip,
   encodeFrame,
   encodeGossip,
   errorFromFrame,
   type Frame,
-  FrameReader,
   GOSSIP_ID_BYTES,
   MAX_PROTOCOL_BYTES,
   maxFrameBodyBytes,
+  readFrames,
   WIRE_VERSION,
 } from './frame.js';
 import { type InboundHost, serveStream } from './inbound.js';
@@ -420,31 +419,18 @@ export class Libp2pTransport implements Transport {
         throw new ClosedError('transport');
       }
       stream.send(encodeFrame({ type: 'hello', version: WIRE_VERSION, protocol: channel.protocol }));
-      const reader = new FrameReader(this.maxBodyBytes);
-      stream.onData((chunk) => {
-        let bodies: Uint8Array[];
-        try {
-          bodies = reader.push(chunk);
-        } catch (err) {
-          this.log.warn('bad frame from peer; closing the stream', { peer: channel.peer, error: describeError(err) });
-          stream.abort(err as Error);
-          return;
-        }
-        for (const body of bodies) {
-          let frame: Frame;
-          try {
-            frame = decodeFrameBody(body);
-          } catch (err) {
-            this.log.warn('undecodable frame from peer; closing the stream', {
-              peer: channel.peer,
-              error: describeError(err),
-            });
-            stream.abort(err as Error);
-            return;
-          }
+      readFrames(
+        stream,
+        this.maxBodyBytes,
+        (frame) => {
           this.onResponse(channel, frame);
-        }
-      });
+          return true;
+        },
+        (why, err) => {
+          this.log.warn(why, { peer: channel.peer, error: describeError(err) });
+          stream.abort(err as Error);
+        },
+      );
       stream.onClose(() => this.closeChannel(channel, stream));
       channel.writer = new FrameBatcher(stream, (err) => stream.abort(err as Error));
       channel.stream = stream;

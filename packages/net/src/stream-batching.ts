@@ -1,6 +1,5 @@
+import { microtask } from '@parley/interface';
 import type { RpcStream } from './rpc-stream.js';
-
-const RESOLVED = Promise.resolve();
 
 /** Frames queued in one turn are sent as one write once they reach this many bytes or the turn ends. */
 const MAX_BATCH_BYTES = 64 * 1024;
@@ -43,8 +42,7 @@ export class FrameBatcher {
     }
     if (!this.scheduled && !this.lingering) {
       this.scheduled = true;
-      // A promise reaction: queued as queueMicrotask would, without Node's AsyncResource per callback.
-      void RESOLVED.then(this.flush);
+      microtask(this.flush);
     }
   }
 

@@ -3,6 +3,7 @@ import {
   type Clock,
   type ConfState,
   isParleyError,
+  microtask,
   type PeerId,
   type RaftEntry,
   type RaftLogStorage,
@@ -21,7 +22,6 @@ import type { ConfChange, Message, ReadState, SoftState, Status } from './types.
 export const RAFT_PROTOCOL = '/parley/raft/1';
 
 const EMPTY = new Uint8Array(0);
-const RESOLVED = Promise.resolve();
 
 export interface RaftStateMachine {
   /**
@@ -315,15 +315,11 @@ export class RaftDriver {
     this.scheduleTick();
   }
 
-  /**
-   * Runs the loop soon (after the current call stack), once. A promise
-   * reaction, queued where `queueMicrotask` would queue it, without the
-   * AsyncResource Node wraps each `queueMicrotask` callback in.
-   */
+  /** Runs the loop soon (after the current call stack), once. */
   private kick(): void {
     if (this.stopped || this.running || this.scheduled) return;
     this.scheduled = true;
-    void RESOLVED.then(this.runLoop);
+    microtask(this.runLoop);
   }
 
   private readonly runLoop = (): void => {

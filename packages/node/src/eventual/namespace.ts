@@ -29,6 +29,7 @@ import {
   isNamespaceName,
   isParleyError,
   MAX_NAMESPACE_LENGTH,
+  microtask,
   SessionBehindError,
   UnavailableError,
   type Unsubscribe,
@@ -94,8 +95,6 @@ function checkConsistency(c: Consistency | undefined): Consistency {
 function isLive(state: KeyState | undefined, now: number): boolean {
   return state !== undefined && state.type !== 'tombstone' && now < expiresAtOf(state);
 }
-
-const RESOLVED = Promise.resolve();
 
 /** Reads within one synchronous turn that share one clock reading (see readNow). */
 const READS_PER_CLOCK = 1024;
@@ -426,8 +425,7 @@ export class EventualNamespaceImpl implements EventualNamespace {
    */
   private readNow(): number {
     if (this.turnNow !== undefined && this.turnReads++ < READS_PER_CLOCK) return this.turnNow;
-    // A promise reaction, not queueMicrotask: Node's wraps every callback in an AsyncResource.
-    if (this.turnNow === undefined) void RESOLVED.then(this.endTurn);
+    if (this.turnNow === undefined) microtask(this.endTurn);
     this.turnReads = 0;
     this.turnNow = this.local.now();
     return this.turnNow;

@@ -40,6 +40,8 @@ export class PipelinedReleases {
 
   /** Settles when every pipelined release of (namespace, key, owner) in flight has; undefined if none is. */
   settled(namespace: string, key: string, owner: string): Promise<unknown> | undefined {
+    // Every acquire asks: with nothing in flight (the common case) no key is built.
+    if (this.pending.size === 0) return undefined;
     return this.pending.get(pairId(namespace, key, owner));
   }
 }

@@ -54,6 +54,10 @@ interface Client {
   locks: Map<string, number>;
 }
 
+function newClient(name: string): Client {
+  return { name, busy: false, versions: new Map(), leases: new Map(), locks: new Map() };
+}
+
 /** The clients' histories and what their calls came to. */
 export interface NodeStrongWorkload {
   readonly recorders: Record<ModelName, HistoryRecorder>;
@@ -306,7 +310,7 @@ export function startNodeStrongWorkload(
     const owner = c.name;
     // Every module a pipelined release went through, crashed ones too (their counts stay).
     pipeliners.add(node.module.pipelinedReleases);
-    c.releaser ??= { name: `${c.name}-release`, busy: false, versions: new Map(), leases: new Map(), locks: new Map() };
+    c.releaser ??= newClient(`${c.name}-release`);
     c.locks.delete(key);
     stats.pipelinedReleases++;
     let release: Promise<boolean> | undefined;
@@ -359,13 +363,7 @@ export function startNodeStrongWorkload(
     });
   }
 
-  const clients: Client[] = Array.from({ length: config.clients }, (_, i) => ({
-    name: `c${i}`,
-    busy: false,
-    versions: new Map(),
-    leases: new Map(),
-    locks: new Map(),
-  }));
+  const clients: Client[] = Array.from({ length: config.clients }, (_, i) => newClient(`c${i}`));
   for (const c of clients) tick(c);
 
   // --- membership changes and leadership transfers mid-workload ----------------------
