@@ -255,6 +255,10 @@ export class TimeoutError extends ParleyError {
  * longer be recovered: it may have been applied (once) or not, and it will not
  * be applied later. Not retryable as is: read the state to learn the outcome
  * before re-issuing a write that is not idempotent.
+ *
+ * An eventual write gossiped before it was durable (`gossipBeforeDurable`)
+ * and then not made durable on its node also ends so: peers may hold it, and
+ * then it reaches every replica, its origin included (once), later.
  */
 export class OutcomeUnknownError extends ParleyError {
   constructor(message: string, details: Record<string, unknown> = {}) {

@@ -17,9 +17,15 @@
  *   have collected (see @parley/crdt INTERNALS). The rule is applied when the
  *   namespace opens and before anything of the state is used with a peer or
  *   extended by a write.
+ * - Early gossip (`gossipBeforeDurable`): a local write is handed to gossip
+ *   once planned, before its batch is durable. A write that is then not
+ *   applied fails with `outcome_unknown` (peers may hold it), and a restore
+ *   that finds the last run did not close cleanly (`meta.open`) continues
+ *   under a new replica id with its state kept, so no dot a peer may hold is
+ *   ever given to a different write.
  */
 import { type Delta, encodeDelta, type KeyState, NamespaceReplica } from '@parley/crdt';
-import { type Cancel, type PeerId, UnavailableError } from '@parley/interface';
+import { type Cancel, isParleyError, OutcomeUnknownError, type PeerId, UnavailableError } from '@parley/interface';
 import type { NodeContext } from '../context.js';
 import type { CommitSource, GroupCommit } from '../group-commit.js';
 import type { ChangeFeed } from './change-feed.js';
@@ -45,6 +51,8 @@ export interface NamespaceCounters {
   directGossip: number;
   /** Gossip messages published on gossipsub while direct fan-out was on but a recent replica was out of reach. */
   meshFallbacks: number;
+  /** Restores after an unclean stop that continued under a new replica id, state kept (`gossipBeforeDurable`). */
+  writerRotations: number;
 }
 
 function newCounters(): NamespaceCounters {
@@ -62,6 +70,7 @@ function newCounters(): NamespaceCounters {
     mutedGossip: 0,
     directGossip: 0,
     meshFallbacks: 0,
+    writerRotations: 0,
   };
 }
 
@@ -133,14 +142,39 @@ export class LocalReplica implements CommitSource {
     const now = this.now();
     if (this.outOfContact(now)) {
       await this.reincarnate();
-      return;
+    } else {
+      // With early gossip, a run that did not close cleanly may have sent writes it then lost:
+      // their dots live on at peers, so this run writes under the next replica id.
+      const rotate = this.options.gossipBeforeDurable && this.store.meta.open === true;
+      const incarnation = this.store.meta.incarnation + (rotate ? 1 : 0);
+      this.current = this.newReplica(incarnation);
+      const at = Math.max(now, loaded.maxWallMs);
+      // The node's own records, checked when written and read back under a checksum that passed
+      // (a record whose checksum fails never gets here): restored without checking them again.
+      // Each was applied before the crash, in this order: replayed without waiting for causal deps.
+      this.current.restore(loaded.deltas, at);
+      if (rotate) {
+        this.counters.writerRotations++;
+        this.store.setMeta({ ...this.store.meta, incarnation });
+        this.ctx.logger.info(
+          { namespace: this.name, incarnation },
+          'eventual: the last run did not close cleanly; local writes continue under a new replica id',
+        );
+      }
     }
-    this.current = this.newReplica(this.store.meta.incarnation);
-    const at = Math.max(now, loaded.maxWallMs);
-    // The node's own records, checked when written and read back under a checksum that passed
-    // (a record whose checksum fails never gets here): restored without checking them again.
-    // Each was applied before the crash, in this order: replayed without waiting for causal deps.
-    this.current.restore(loaded.deltas, at);
+    // Durable before the first write can be gossiped early: a crash from here on is seen by the next restore.
+    if (this.options.gossipBeforeDurable) {
+      this.store.setMeta({ ...this.store.meta, open: true });
+      await this.durable();
+    }
+  }
+
+  /** A clean close: clears `meta.open` (durably), so the next restore keeps the replica id. */
+  async markClosed(): Promise<void> {
+    if (this.store.meta.open !== true) return;
+    const { open: _, ...meta } = this.store.meta;
+    this.store.setMeta(meta);
+    await this.durable();
   }
 
   /** True when the incarnation rule requires a new replica id. */
@@ -245,10 +279,13 @@ export class LocalReplica implements CommitSource {
    * writes it, and only then is it applied (`committed`). If the batch fails,
    * nothing of it is applied and the caller gets the batch's error. Returns
    * the delta and its encoding (for gossip), or undefined when `prepare`
-   * found nothing to write.
+   * found nothing to write. With `early`, the encoding is handed to it before
+   * the batch is durable, and a write then not applied fails with
+   * `outcome_unknown` (its cause in `details.cause`): peers may hold it.
    */
   async write(
     prepare: (r: NamespaceReplica, now: number) => Delta | undefined,
+    early?: (bytes: Uint8Array) => void,
   ): Promise<{ delta: Delta; bytes: Uint8Array } | undefined> {
     this.checkIncarnation();
     const fault = this.commitQueue.fault;
@@ -258,13 +295,32 @@ export class LocalReplica implements CommitSource {
     if (delta === undefined) return undefined;
     const bytes = encodeDelta(delta);
     const w = this.store.appendLocal(delta, bytes, replica);
+    const committing = this.commitQueue.commit(this);
+    early?.(bytes);
     try {
-      await this.commitQueue.commit(this);
+      await committing;
     } catch (err) {
-      throw w.error ?? err;
+      throw this.notApplied(w.error ?? err, early !== undefined);
     }
-    if (w.outcome !== 'applied') throw w.error ?? new UnavailableError(`write to '${this.name}' was not applied`);
+    if (w.outcome !== 'applied') {
+      throw this.notApplied(
+        w.error ?? new UnavailableError(`write to '${this.name}' was not applied`),
+        early !== undefined,
+      );
+    }
     return { delta, bytes };
+  }
+
+  /** The error of a local write that was not applied: `outcome_unknown` once it may have been gossiped. */
+  private notApplied(err: unknown, gossiped: boolean): unknown {
+    if (!gossiped) return err;
+    return new OutcomeUnknownError(
+      `write to '${this.name}' was gossiped but not made durable here; peers may hold it`,
+      {
+        namespace: this.name,
+        cause: isParleyError(err) ? err.code : String(err),
+      },
+    );
   }
 
   // ---------------------------------------------------------------- remote deltas

@@ -8,7 +8,8 @@
  * namespace through narrow ports (port.ts), never the namespace itself.
  *
  * A local write is gossiped and acknowledged only once its batch is durable
- * and applied; with `consistency: 'majority'` it also waits until a majority
+ * and applied (with `gossipBeforeDurable`, gossiped while its batch is being
+ * written); with `consistency: 'majority'` it also waits until a majority
  * of the known replicas hold it on disk.
  */
 
@@ -132,6 +133,8 @@ export class EventualNamespaceImpl implements EventualNamespace {
   private failure: Error | undefined;
   /** Lazily loaded rich-value support (yjs, automerge). */
   private rich: RichValues | undefined;
+  /** With `gossipBeforeDurable`: hands a local write to gossip before its batch is durable. */
+  private readonly gossipEarly: ((bytes: Uint8Array) => void) | undefined;
 
   constructor(
     name: string,
@@ -147,6 +150,7 @@ export class EventualNamespaceImpl implements EventualNamespace {
     );
     this.local = new LocalReplica(name, ctx, options, commitQueue, this.feed, () => this.replication.dropOutbox());
     this.replication = new Replicator(this.replicationPort());
+    this.gossipEarly = options.gossipBeforeDurable ? (bytes) => this.replication.gossip(bytes) : undefined;
     this.ready = this.open();
     this.ready.then(
       () => {
@@ -250,7 +254,8 @@ export class EventualNamespaceImpl implements EventualNamespace {
 
   /**
    * One local write (see LocalReplica.write: durable before applied, nothing
-   * written on any error), then gossiped and, for 'majority', pushed.
+   * written on any error), then gossiped (with `gossipBeforeDurable`, already
+   * while it was written) and, for 'majority', pushed.
    */
   private async write(
     options: EventualWriteOptions | undefined,
@@ -270,9 +275,9 @@ export class EventualNamespaceImpl implements EventualNamespace {
       const deps = session?.eventual(this.name);
       if (deps !== undefined && !r.covers(deps)) throw this.behind(); // a new incarnation meanwhile
       return prepare(r, now, deps);
-    });
+    }, this.gossipEarly);
     if (written === undefined) return undefined;
-    this.replication.gossip(written.bytes);
+    if (this.gossipEarly === undefined) this.replication.gossip(written.bytes);
     if (consistency === 'majority') await this.replication.pushToMajority(written.bytes, replicas, timeoutMs);
     // The session has seen its own write (its dot on this replica).
     const state = written.delta.states[0] as KeyState;
@@ -543,6 +548,7 @@ export class EventualNamespaceImpl implements EventualNamespace {
     await this.ready.catch(() => {});
     if (this.local.store.hasPending) await this.local.durable().catch(() => {});
     if (this.rich) await this.commitQueue.commit(this.rich).catch(() => {});
+    if (this.failure === undefined) await this.local.markClosed().catch(() => {});
     this.feed.close();
   }
 

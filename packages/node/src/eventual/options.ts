@@ -27,6 +27,16 @@ export interface EventualOptions {
    * origin holds durably. Default 50 ms; 0 writes each one at once.
    */
   remoteCommitDelayMs?: number;
+  /**
+   * Gossip a local write as soon as it is planned, while its batch is being written, instead
+   * of once it is durable: peers see it one fsync sooner. Default false. The price (see
+   * docs/guarantees.md): a write whose batch then fails, or that a crash loses, may still
+   * reach every replica (it comes back to its origin by anti-entropy), so such a write
+   * fails with `outcome_unknown` rather than as not written; and a node restarted after a
+   * crash writes under a new replica id (`<peerId>~<n>`, its state kept), so it never
+   * reuses the dot of a write it lost but a peer holds.
+   */
+  gossipBeforeDurable?: boolean;
   /** Largest gossip message (several deltas); larger batches are split. Default 256 KiB. */
   maxGossipBytes?: number;
   /**
@@ -93,5 +103,6 @@ export function resolveEventualOptions(o: EventualOptions = {}): ResolvedEventua
     replicaTtlMs: int('replicaTtlMs', o.replicaTtlMs, 3_600_000, 1_000, 30 * 86_400_000),
     maxQueuedChanges: int('maxQueuedChanges', o.maxQueuedChanges, 10_000, 1, 10_000_000),
     incarnations: o.incarnations ?? true,
+    gossipBeforeDurable: o.gossipBeforeDurable ?? false,
   };
 }

@@ -3,7 +3,7 @@
  *
  *   ['ev', ns, 'l', <12-digit seq>]  a log record: the deltas of one group commit
  *                                     (varint n, then n length-prefixed encoded deltas)
- *   ['ev', ns, 'm']                   meta: JSON {incarnation, lastContactMs}
+ *   ['ev', ns, 'm']                   meta: JSON {incarnation, lastContactMs, replicas, open}
  *   ['ev', ns, 's', <6-digit chunk>]  the latest snapshot: encoded states of up to
  *                                     SNAPSHOT_CHUNK_STATES keys per chunk; the last
  *                                     chunk carries the dot context
@@ -48,6 +48,11 @@ export interface NamespaceMeta {
   lastContactMs: number | null;
   /** Peers known to replicate this namespace, with when each was last heard from (see KnownReplicas). */
   replicas?: Array<[string, number] | string>;
+  /**
+   * Set (durably) when the namespace opens with `gossipBeforeDurable` and cleared by a clean
+   * close: found set on restore, the last run may have gossiped writes it never made durable.
+   */
+  open?: boolean;
 }
 
 const pad = (n: number, width: number) => n.toString().padStart(width, '0');
@@ -132,6 +137,7 @@ export async function loadNamespace(kv: KVStorage, ns: string): Promise<LoadedNa
             )
           : [];
         out.meta = { incarnation: m.incarnation, lastContactMs: m.lastContactMs ?? null, replicas };
+        if (m.open === true) out.meta.open = true;
       } else if (kind === 'l') {
         const r = new ByteReader(data);
         const n = r.count(1);
