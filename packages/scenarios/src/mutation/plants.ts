@@ -384,6 +384,18 @@ export const PLANTS: readonly Plant[] = [
     budget: 10,
   },
   {
+    name: 'early-gossip-reuses-dots',
+    gap: 'eventual early gossip: a lost write keeps its dot',
+    bug: 'a node that gossips before durable restarts after a crash under the same replica id',
+    pkg: 'node',
+    find: 'const rotate = this.options.gossipBeforeDurable && this.store.meta.open === true;',
+    replace: 'const rotate = false;',
+    module: 'node-eventual/family',
+    scenario: 'node-eventual-early-gossip',
+    firstSeed: 1,
+    budget: 10,
+  },
+  {
     name: 'eventual-read-below-session',
     gap: 'eventual sessions: reads and writes wait for the token',
     bug: 'an eventual call with a session is served at once, whether or not the node covers the session token',
