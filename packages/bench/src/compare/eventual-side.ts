@@ -104,49 +104,24 @@ export async function localSide(run: CompareRun): Promise<void> {
 export async function propagation(run: CompareRun, withAntiEntropy: boolean): Promise<void> {
   const ae = run.extra.anti_entropy_anchors as Awaited<ReturnType<typeof antiEntropyAnchors>> | undefined;
 
-  const json = join(run.root, 'eventual.json');
-  const program = join(run.repoRoot, 'packages', 'bench', 'dist', 'node.js');
-  const runNodeBench = () =>
-    new Promise<number | null>((resolveExit, reject) => {
-      const child = spawn(
-        process.execPath,
-        [
-          program,
-          '--side',
-          'eventual',
-          '--json',
-          json,
-          '--peers',
-          String(run.opts.nodes - 1),
-          '--only',
-          withAntiEntropy ? 'gossip,ae' : 'gossip',
-        ],
-        { stdio: ['ignore', 'ignore', 'inherit'] },
-      );
-      child.once('error', reject);
-      child.once('exit', resolveExit);
-    });
-  let code = await runNodeBench();
-  if (code !== 0) {
-    // On a loaded machine one of the 19 node processes may miss its 20 s start bound: one more try.
-    process.stderr.write(`\n@parley/node's eventual benchmark exited with ${code}; running it once more\n`);
-    code = await runNodeBench();
-  }
-  if (code !== 0) throw new Error(`@parley/node's eventual benchmark exited with ${code}`);
-  const results = JSON.parse(readFileSync(json, 'utf8')) as CompareRow[];
+  const results = await nodeBench(run, withAntiEntropy ? 'gossip,ae' : 'gossip', []);
   run.progress.step(`Parley propagation (${run.opts.nodes} nodes) and anti-entropy (@parley/node bench)`);
+  // The same propagation with the writer gossiping while its batch is written (opt-in).
+  const early = await nodeBench(run, 'gossip', ['--gossip-before-durable']);
+  run.progress.step(`Parley propagation (${run.opts.nodes} nodes), gossipBeforeDurable`);
 
   // The anchor of propagation: the same workload on Yjs over y-protocols, same node count.
   const y = await yjsPropagation(run.opts.nodes);
   run.extra.yjs_propagation = { nodes: y.nodes, links: y.edges, missing: y.missing, bytesOut: y.bytesOut };
   run.progress.step(`Yjs propagation over y-protocols (${run.opts.nodes} nodes)`);
   const yjsAnchor = `Yjs + y-protocols sync over TCP (${YJS_TOPOLOGY})`;
-  for (const r of results) {
+  for (const r of [...results, ...early]) {
+    const mode = r.name.includes('gossipBeforeDurable') ? ', gossipBeforeDurable' : '';
     const q = r.name.startsWith('gossip set→watch p50') ? 0.5 : r.name.startsWith('gossip set→watch p99') ? 0.99 : 0;
     if (q > 0) {
       run.rows.push(
         compareRow({
-          name: `propagation set→observe p${q * 100}, ${run.opts.nodes} nodes, 100 updates/s`,
+          name: `propagation set→observe p${q * 100}, ${run.opts.nodes} nodes, 100 updates/s${mode}`,
           unit: 'ms',
           better: 'lower',
           value: spread([r.value]),
@@ -158,7 +133,7 @@ export async function propagation(run: CompareRun, withAntiEntropy: boolean): Pr
     if (r.name.startsWith('gossip CPU per delivery')) {
       run.rows.push(
         compareRow({
-          name: `propagation CPU per delivery (receiving process, user + system), ${run.opts.nodes} nodes`,
+          name: `propagation CPU per delivery (receiving process, user + system), ${run.opts.nodes} nodes${mode}`,
           unit: 'ms',
           better: 'lower',
           value: spread([r.value]),
@@ -186,7 +161,7 @@ export async function propagation(run: CompareRun, withAntiEntropy: boolean): Pr
     if (r.name.startsWith('gossip deliveries missing')) {
       run.rows.push(
         compareRow({
-          name: `propagation deliveries missing 2 s after the last set (of ${PROPAGATION_UPDATES * (run.opts.nodes - 1)})`,
+          name: `propagation deliveries missing 2 s after the last set (of ${PROPAGATION_UPDATES * (run.opts.nodes - 1)})${mode}`,
           unit: 'count',
           better: 'lower',
           value: spread([r.value]),
@@ -196,7 +171,7 @@ export async function propagation(run: CompareRun, withAntiEntropy: boolean): Pr
       );
     }
   }
-  for (const r of results) {
+  for (const r of [...results, ...early]) {
     run.rows.push({ ...r, name: `${r.name} [@parley/node bench]`, better: r.unit.includes('/s') ? 'higher' : 'lower' });
     if (ae && r.name.startsWith('anti-entropy bytes, 1%')) {
       const anchors: Array<[string, number]> = [
@@ -217,4 +192,28 @@ export async function propagation(run: CompareRun, withAntiEntropy: boolean): Pr
       }
     }
   }
+}
+
+/**
+ * Runs @parley/node's eventual benchmark program (`--only` the given parts, with `extra`
+ * arguments) on the run's node count and returns its rows; one more try if it fails.
+ */
+async function nodeBench(run: CompareRun, only: string, extra: readonly string[]): Promise<CompareRow[]> {
+  const json = join(run.root, `eventual${extra.join('')}.json`);
+  const program = join(run.repoRoot, 'packages', 'bench', 'dist', 'node.js');
+  const args = [program, '--side', 'eventual', '--json', json, '--peers', String(run.opts.nodes - 1), '--only', only];
+  const once = () =>
+    new Promise<number | null>((resolveExit, reject) => {
+      const child = spawn(process.execPath, [...args, ...extra], { stdio: ['ignore', 'ignore', 'inherit'] });
+      child.once('error', reject);
+      child.once('exit', resolveExit);
+    });
+  let code = await once();
+  if (code !== 0) {
+    // On a loaded machine one of the 19 node processes may miss its start bound: one more try.
+    process.stderr.write(`\n@parley/node's eventual benchmark exited with ${code}; running it once more\n`);
+    code = await once();
+  }
+  if (code !== 0) throw new Error(`@parley/node's eventual benchmark exited with ${code}`);
+  return JSON.parse(readFileSync(json, 'utf8')) as CompareRow[];
 }

@@ -67,7 +67,7 @@ const steps =
   (strongWork.includes('locks') ? 2 * (opts.reps + 1) : 0) +
   (strongWork.includes('claims') ? opts.reps + 1 : 0) +
   (strongWork.includes('failover') ? 4 * opts.trials : 0) +
-  (has('eventual') ? opts.reps + 3 : has('propagation') ? 2 : 0) +
+  (has('eventual') ? opts.reps + 4 : has('propagation') ? 3 : 0) +
   (has('local') && !has('eventual') ? opts.reps : 0);
 const progress = new Progress(Math.max(1, steps));
 const run: CompareRun = { opts, root, repoRoot, rows, extra, progress, writeSvg };
