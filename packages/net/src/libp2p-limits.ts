@@ -13,13 +13,22 @@ export interface Libp2pLimits extends TransportLimits {
   /** Bound on one dial attempt. */
   dialTimeoutMs: number;
   /**
-   * Liveness pings on every connection; a failed ping closes it. Each ping is a new stream
-   * and a peer-store write on both ends, so an idle cluster of n nodes pays n−1 of them per
-   * interval per node; a closed socket is noticed at once without them, a frozen peer by its
-   * request timeouts (and Raft's heartbeats) long before the next ping. What is left for
-   * pings is a peer whose host vanished without closing its sockets; two minutes, as
-   * NATS's default ping interval. In a 10-node idle cluster pings every 30 s cost each
-   * process 3.5–5 ms of CPU per second (docs/benchmarks.md).
+   * TCP keep-alive of every libp2p connection: once a connection has carried nothing for this
+   * long, the kernel probes it every second, 10 times (Node's settings), and a host that
+   * vanished without closing its sockets (power loss, a cable) is found within `keepAliveMs` +
+   * 10 s, at no cost to the process. A closed socket is noticed at once without it, a frozen
+   * peer by its request timeouts (and Raft's heartbeats). Default 30,000.
+   */
+  keepAliveMs: number;
+  /**
+   * Application-level pings on every connection (libp2p's connection monitor); a failed ping
+   * closes it. They back the keep-alive up where it cannot see: the kernel probes only a quiet
+   * connection, so a link stuck behind unacknowledged data (the peer's host gone mid-send)
+   * would wait out TCP's retransmissions (up to about 15 minutes) without them, and a peer
+   * whose process is frozen while its host still answers. Each ping is a stream of its own,
+   * with a peer-store write on both ends: every 2 minutes they cost each process of an idle
+   * 20-node cluster about 2.5 ms of CPU per second, in bursts (docs/benchmarks.md), hence
+   * 10 minutes by default. 0 turns them off.
    */
   pingIntervalMs: number;
   maxConnections: number;
@@ -32,6 +41,7 @@ export const DEFAULT_LIBP2P_LIMITS: Libp2pLimits = {
   helloTimeoutMs: 5_000,
   redialIntervalMs: 1_000,
   dialTimeoutMs: 5_000,
-  pingIntervalMs: 120_000,
+  keepAliveMs: 30_000,
+  pingIntervalMs: 600_000,
   maxConnections: 256,
 };
