@@ -115,8 +115,9 @@ export async function propagation(run: CompareRun, withAntiEntropy: boolean): Pr
   run.extra.yjs_propagation = { nodes: y.nodes, links: y.edges, missing: y.missing, bytesOut: y.bytesOut };
   run.progress.step(`Yjs propagation over y-protocols (${run.opts.nodes} nodes)`);
   const yjsAnchor = `Yjs + y-protocols sync over TCP (${YJS_TOPOLOGY})`;
-  for (const r of [...results, ...early]) {
-    const mode = r.name.includes('gossipBeforeDurable') ? ', gossipBeforeDurable' : '';
+  const EARLY = ', gossipBeforeDurable';
+  const tagged = [...results.map((r) => ({ r, mode: '' })), ...early.map((r) => ({ r, mode: EARLY }))];
+  for (const { r, mode } of tagged) {
     const q = r.name.startsWith('gossip set→watch p50') ? 0.5 : r.name.startsWith('gossip set→watch p99') ? 0.99 : 0;
     if (q > 0) {
       run.rows.push(
@@ -171,8 +172,9 @@ export async function propagation(run: CompareRun, withAntiEntropy: boolean): Pr
       );
     }
   }
-  for (const r of [...results, ...early]) {
-    run.rows.push({ ...r, name: `${r.name} [@parley/node bench]`, better: r.unit.includes('/s') ? 'higher' : 'lower' });
+  for (const { r, mode } of tagged) {
+    const name = mode !== '' && !r.name.includes(EARLY.slice(2)) ? `${r.name}${mode}` : r.name;
+    run.rows.push({ ...r, name: `${name} [@parley/node bench]`, better: r.unit.includes('/s') ? 'higher' : 'lower' });
     if (ae && r.name.startsWith('anti-entropy bytes, 1%')) {
       const anchors: Array<[string, number]> = [
         ['Yjs state-vector sync over TCP', ae.yjs.bytes],
