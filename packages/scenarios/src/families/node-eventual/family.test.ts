@@ -13,6 +13,7 @@ describe('node-eventual-* CI sweep', () => {
     expect(scenarios.map((s) => s.name)).toEqual([
       'node-eventual-chaos',
       'node-eventual-crash',
+      'node-eventual-early-gossip',
       'node-eventual-isolated-crash',
       'node-eventual-offline-ttl',
       'node-eventual-partition',
@@ -24,5 +25,9 @@ describe('node-eventual-* CI sweep', () => {
     expect(perScenario.find((s) => s.scenario === 'node-eventual-offline-ttl')?.metrics['guard.incarnation']).toBe(
       CI_SEEDS,
     );
+    // Every early-gossip seed crashes nodes mid-write and brings them back under a new replica id.
+    expect(
+      perScenario.find((s) => s.scenario === 'node-eventual-early-gossip')?.metrics['guard.writerRotation'],
+    ).toBeGreaterThan(0);
   });
 });
