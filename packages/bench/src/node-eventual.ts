@@ -44,6 +44,8 @@ const tempDir = () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const earlyGossip = argv.includes('--gossip-before-durable');
+/** The suffix of every row name of a `--gossip-before-durable` run. */
+export const EARLY_GOSSIP_MODE = ', gossipBeforeDurable';
 const only = argv.indexOf('--only');
 const selected = only >= 0 ? (argv[only + 1] ?? '').split(',') : ['gossip', 'sets', 'cold', 'ae'];
 
@@ -102,9 +104,9 @@ async function gossipPropagation(bench: Bench): Promise<void> {
     const sentIpc = new Map<string, number>();
     for (let i = 0; i < count; i++) {
       const key = `g${i}`;
-      const t = performance.timeOrigin + performance.now();
-      sent.set(key, t);
       const t0 = performance.now();
+      const t = performance.timeOrigin + t0;
+      sent.set(key, t);
       void ns.set(key, { i, t }).then(() => durable.push(performance.now() - t0));
       const ipcKey = `s${i}`;
       sentIpc.set(ipcKey, performance.timeOrigin + performance.now());
@@ -133,7 +135,8 @@ async function gossipPropagation(bench: Bench): Promise<void> {
         if (t1 !== undefined) ipc.push(t1 - t0);
       }
     }
-    const label = `${PEERS + 1} nodes (${PEERS} processes + this one), 100 updates/s${earlyGossip ? ', gossipBeforeDurable' : ''}`;
+    const mode = earlyGossip ? EARLY_GOSSIP_MODE : '';
+    const label = `${PEERS + 1} nodes (${PEERS} processes + this one), 100 updates/s${mode}`;
     const anchor = 'same stamps over Node IPC';
     bench.add({
       name: `gossip set→watch p50, ${label}`,
@@ -149,12 +152,16 @@ async function gossipPropagation(bench: Bench): Promise<void> {
       anchor,
       anchorValue: quantile(ipc, 0.99),
     });
-    bench.add({ name: 'gossip deliveries missing after 2 s', unit: 'count', value: missing });
+    bench.add({ name: `gossip deliveries missing after 2 s${mode}`, unit: 'count', value: missing });
     bench.add({ name: `writer set→durable p50, ${label}`, unit: 'ms', value: quantile(durable, 0.5) });
     bench.add({ name: `writer set→durable p99, ${label}`, unit: 'ms', value: quantile(durable, 0.99) });
     // CPU time (user + system) of every receiving process over the timed sets and the 2 s after,
     // per set and per receiving node: what one delivery costs, mostly independent of the load.
-    bench.add({ name: 'gossip CPU per delivery (receiving process)', unit: 'ms', value: cpuMs / (count * PEERS) });
+    bench.add({
+      name: `gossip CPU per delivery (receiving process)${mode}`,
+      unit: 'ms',
+      value: cpuMs / (count * PEERS),
+    });
     if (earlyGossip) return;
     // Idle: the same processes with nothing to do (connections, gossipsub, timers), CPU ms per second each.
     await sleep(2_000);

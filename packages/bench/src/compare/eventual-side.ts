@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SETTLE_MS } from '../index.js';
+import { EARLY_GOSSIP_MODE } from '../node-eventual.js';
 import { antiEntropyAnchors, localRates } from './eventual.js';
 import { atLeast, atMost, type CompareRow, compareRow } from './rows.js';
 import type { CompareRun } from './run.js';
@@ -115,9 +116,9 @@ export async function propagation(run: CompareRun, withAntiEntropy: boolean): Pr
   run.extra.yjs_propagation = { nodes: y.nodes, links: y.edges, missing: y.missing, bytesOut: y.bytesOut };
   run.progress.step(`Yjs propagation over y-protocols (${run.opts.nodes} nodes)`);
   const yjsAnchor = `Yjs + y-protocols sync over TCP (${YJS_TOPOLOGY})`;
-  const EARLY = ', gossipBeforeDurable';
-  const tagged = [...results.map((r) => ({ r, mode: '' })), ...early.map((r) => ({ r, mode: EARLY }))];
-  for (const { r, mode } of tagged) {
+  for (const r of [...results, ...early]) {
+    // The early run's rows carry their mode at the end of their names; the rows here keep it.
+    const mode = r.name.endsWith(EARLY_GOSSIP_MODE) ? EARLY_GOSSIP_MODE : '';
     const q = r.name.startsWith('gossip set→watch p50') ? 0.5 : r.name.startsWith('gossip set→watch p99') ? 0.99 : 0;
     if (q > 0) {
       run.rows.push(
@@ -172,9 +173,8 @@ export async function propagation(run: CompareRun, withAntiEntropy: boolean): Pr
       );
     }
   }
-  for (const { r, mode } of tagged) {
-    const name = mode !== '' && !r.name.includes(EARLY.slice(2)) ? `${r.name}${mode}` : r.name;
-    run.rows.push({ ...r, name: `${name} [@parley/node bench]`, better: r.unit.includes('/s') ? 'higher' : 'lower' });
+  for (const r of [...results, ...early]) {
+    run.rows.push({ ...r, name: `${r.name} [@parley/node bench]`, better: r.unit.includes('/s') ? 'higher' : 'lower' });
     if (ae && r.name.startsWith('anti-entropy bytes, 1%')) {
       const anchors: Array<[string, number]> = [
         ['Yjs state-vector sync over TCP', ae.yjs.bytes],
