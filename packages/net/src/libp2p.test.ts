@@ -100,14 +100,18 @@ describe('libp2p transport', () => {
     await survivor.start();
     running.push(survivor);
     await waitFor(() => events.includes(`+${first.peerId}`));
+    // peers() keeps its list between connection changes (the bootstrap round asks it every 100 ms): each change shows.
+    expect(survivor.peers()).toEqual([first.peerId]);
     await first.stop();
     await waitFor(() => events.includes(`-${first.peerId}`));
+    expect(survivor.peers()).toEqual([]);
 
     const again = await createLibp2pTransport({ listen: [listen], psk, privateKey: key, logger: silentLogger });
     again.handle('hello', () => new TextEncoder().encode('back'));
     await again.start();
     running.push(again);
     await waitFor(() => events.filter((e) => e === `+${first.peerId}`).length === 2);
+    expect(survivor.peers()).toEqual([first.peerId]);
     const reply = await survivor.request(again.peerId, 'hello', new Uint8Array());
     expect(new TextDecoder().decode(reply)).toBe('back');
   });

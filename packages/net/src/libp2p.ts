@@ -138,6 +138,8 @@ export class Libp2pTransport implements Transport {
   private readonly gossipIdPrefix = crypto.getRandomValues(new Uint8Array(8));
   private gossipCounter = 0n;
   private readonly bootstrap: BootstrapDialer;
+  /** What peers() answers until a connection opens or closes (undefined: list again). */
+  private connectedPeers: PeerId[] | undefined;
   private readonly allowPeers: Set<PeerId> | undefined;
 
   constructor(
@@ -229,6 +231,14 @@ export class Libp2pTransport implements Transport {
       mdns: this.options.mdns === true,
     });
     this.node = node;
+    // peers() lists again after any of these (libp2p's own listeners may update its map after ours).
+    const connectionsChanged = () => {
+      this.connectedPeers = undefined;
+    };
+    node.addEventListener('connection:open', connectionsChanged);
+    node.addEventListener('connection:close', connectionsChanged);
+    node.addEventListener('peer:connect', connectionsChanged);
+    node.addEventListener('peer:disconnect', connectionsChanged);
     node.addEventListener('peer:connect', (evt) => {
       this.events.emit('peer:connect', evt.detail.toString());
     });
@@ -297,11 +307,17 @@ export class Libp2pTransport implements Transport {
 
   peers(): PeerId[] {
     if (!this.node || this.state !== 'started') return [];
-    const out = new Set<PeerId>();
-    for (const connection of this.node.getConnections()) {
-      if (connection.status === 'open') out.add(connection.remotePeer.toString());
+    // Asked every second by the bootstrap round and on every gossip and anti-entropy round: the
+    // list is made again only after a connection opened or closed (listing libp2p's connections
+    // and naming their peers cost more than the rest of an idle node's round).
+    if (this.connectedPeers === undefined) {
+      const out = new Set<PeerId>();
+      for (const connection of this.node.getConnections()) {
+        if (connection.status === 'open') out.add(connection.remotePeer.toString());
+      }
+      this.connectedPeers = [...out];
     }
-    return [...out];
+    return [...this.connectedPeers];
   }
 
   request(peer: PeerId, protocol: string, payload: Uint8Array, options: RequestOptions = {}): Promise<Uint8Array> {
