@@ -28,7 +28,7 @@ import { createNode } from '@parley/node';
 import { EventualPeer } from '@parley/node/testing';
 import { openLevelKV, openMemoryKV, openMemoryRaftLog } from '@parley/storage';
 import * as Y from 'yjs';
-import { type Bench, idleCpuMsPerSecond, quantile, SETTLE_MS, startStopwatch, warmUp } from './index.js';
+import { type Bench, idleSeries, quantile, startStopwatch, warmUp } from './index.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -164,18 +164,13 @@ async function gossipPropagation(bench: Bench): Promise<void> {
     });
     if (earlyGossip) return;
     // Idle: the same processes with nothing to do (connections, gossipsub, timers), CPU ms per second each.
-    await sleep(2_000);
-    bench.add({
-      name: `idle cluster CPU per process, ${PEERS + 1} nodes, just after the writes`,
-      unit: 'ms/s',
-      value: await idleCpuMsPerSecond(cpuOf, PEERS),
-    });
-    await sleep(SETTLE_MS);
-    bench.add({
-      name: `idle cluster CPU per process, ${PEERS + 1} nodes, settled (${SETTLE_MS / 1000} s quiet)`,
-      unit: 'ms/s',
-      value: await idleCpuMsPerSecond(cpuOf, PEERS),
-    });
+    for (const w of await idleSeries(cpuOf, PEERS)) {
+      bench.add({
+        name: `idle cluster CPU per process, ${PEERS + 1} nodes, ${w.label}`,
+        unit: 'ms/s',
+        value: w.msPerSecond,
+      });
+    }
   } finally {
     await Promise.allSettled(peers.map((p) => p.close()));
     await writer.close();

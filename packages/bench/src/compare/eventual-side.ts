@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SETTLE_MS } from '../index.js';
+import { IDLE_TARGET_WINDOW } from '../index.js';
 import { EARLY_GOSSIP_MODE } from '../node-eventual.js';
 import { antiEntropyAnchors, localRates } from './eventual.js';
 import { atLeast, atMost, type CompareRow, compareRow } from './rows.js';
@@ -145,18 +145,17 @@ export async function propagation(run: CompareRun, withAntiEntropy: boolean): Pr
       );
     }
     if (r.name.startsWith('idle cluster CPU per process')) {
-      const settled = r.name.includes('settled');
+      const window = y.idle.find((w) => r.name.endsWith(w.label));
+      if (window === undefined) throw new Error(`no Yjs idle window for the row "${r.name}"`);
       run.rows.push(
         compareRow({
-          name: settled
-            ? `idle cluster CPU per process, ${run.opts.nodes} nodes, settled (${SETTLE_MS / 1000} s quiet)`
-            : `idle cluster CPU per process, ${run.opts.nodes} nodes, just after the writes`,
+          name: `idle cluster CPU per process, ${run.opts.nodes} nodes, ${window.label}`,
           unit: 'ms/s',
           better: 'lower',
           value: spread([r.value]),
           anchor: yjsAnchor,
-          anchorValue: spread([settled ? y.settledIdleCpuMsPerSecond : y.idleCpuMsPerSecond]),
-          ...(settled ? { target: atMost(5, 'ms/s') } : {}),
+          anchorValue: spread([window.msPerSecond]),
+          ...(window.label === IDLE_TARGET_WINDOW ? { target: atMost(5, 'ms/s') } : {}),
         }),
       );
     }

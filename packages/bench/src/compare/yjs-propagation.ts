@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { idleCpuMsPerSecond as idleCpu, SETTLE_MS, warmUp } from '../index.js';
+import { idleSeries, warmUp } from '../index.js';
 import type { YjsPeerTask } from './yjs-peer.js';
 import { YjsSyncEndpoint } from './yjs-sync.js';
 
@@ -109,10 +109,8 @@ export interface PropagationResult {
   bytesOut: number;
   /** CPU time (user + system) of the receiving processes over the timed sets and the 2 s after, per delivery. */
   cpuPerDeliveryMs: number;
-  /** CPU (user + system) per receiving process per second with nothing sent, ms. */
-  idleCpuMsPerSecond: number;
-  /** The same after `SETTLE_MS` more of quiet. */
-  settledIdleCpuMsPerSecond: number;
+  /** CPU (user + system) per receiving process per second with nothing sent, ms, in each of `IDLE_WINDOWS`. */
+  idle: { label: string; msPerSecond: number }[];
 }
 
 /** Runs the workload on `nodes` Yjs nodes (writer included). */
@@ -165,12 +163,8 @@ export async function yjsPropagation(nodes: number, count = PROPAGATION_UPDATES)
         else latenciesMs.push(t1 - t0);
       }
     }
-    // Idle: the same processes with nothing to send, as on Parley's side (IDLE_MS, 2 s after the
-    // last read, and again after SETTLE_MS of quiet).
-    await sleep(2_000);
-    const idleCpuMsPerSecond = await idleCpu(cpuOf, peers.length);
-    await sleep(SETTLE_MS);
-    const settledIdleCpuMsPerSecond = await idleCpu(cpuOf, peers.length);
+    // Idle: the same processes with nothing to send, in the same windows as Parley's side.
+    const idle = await idleSeries(cpuOf, peers.length);
     return {
       latenciesMs,
       missing,
@@ -178,8 +172,7 @@ export async function yjsPropagation(nodes: number, count = PROPAGATION_UPDATES)
       edges: edges.length + peers.length,
       bytesOut,
       cpuPerDeliveryMs: cpuMs / (count * peers.length),
-      idleCpuMsPerSecond,
-      settledIdleCpuMsPerSecond,
+      idle,
     };
   } finally {
     await Promise.allSettled(peers.map((p) => p.close()));
